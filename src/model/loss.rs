@@ -1,0 +1,94 @@
+//! Next-token cross-entropy exactly as the author's trainer (spec §4): logits at position `t`
+//! are scored against `labels[t+1]`, positions whose label is −100 are ignored, and the loss is
+//! the mean over all scored positions of the batch (`F.cross_entropy(..., ignore_index=-100)`).
+
+use crate::numerics::Scalar;
+use crate::task::tokenizer::IGNORE;
+use rayon::prelude::*;
+
+/// Rows per parallel task (fixed).
+const ROWS_PER_TASK: usize = 64;
+
+/// Shifted targets: `targets[b·T + t] = labels[b, t+1]`, and −100 at the last position.
+pub fn shifted_targets(labels: &[i32], t: usize) -> Vec<i32> {
+    let mut out = vec![IGNORE; labels.len()];
+    for (o, l) in out.chunks_exact_mut(t).zip(labels.chunks_exact(t)) {
+        o[..t - 1].copy_from_slice(&l[1..]);
+    }
+    out
+}
+
+/// Per-position loss `−log_softmax(logits[n])[y]` (0 where ignored) into `losses` (N), and the
+/// batch mean: the sum over scored rows in ascending order, divided by their count.
+/// logits is (N, V). Computed as `lse − (l_y − max)`, `lse = ln Σ exp(l_j − max)`.
+pub fn crossentropy_forward<S: Scalar>(losses: &mut [S], logits: &[S], targets: &[i32], v: usize) -> (S, usize) {
+    losses
+        .par_chunks_mut(ROWS_PER_TASK)
+        .zip(logits.par_chunks(ROWS_PER_TASK * v))
+        .zip(targets.par_chunks(ROWS_PER_TASK))
+        .for_each(|((losses, logits), targets)| {
+            for (r, (loss, &y)) in losses.iter_mut().zip(targets).enumerate() {
+                if y == IGNORE {
+                    *loss = S::zero();
+                    continue;
+                }
+                let row = &logits[r * v..(r + 1) * v];
+                *loss = token_nll(row, y as usize);
+            }
+        });
+    let mut sum = S::zero();
+    let mut count = 0usize;
+    for (&l, &y) in losses.iter().zip(targets) {
+        if y != IGNORE {
+            sum += l;
+            count += 1;
+        }
+    }
+    let mean = if count > 0 { sum / S::from_f64(count as f64) } else { S::zero() };
+    (mean, count)
+}
+
+/// `−log_softmax(row)[y]`.
+#[inline]
+pub fn token_nll<S: Scalar>(row: &[S], y: usize) -> S {
+    let (m, lse) = max_lse(row);
+    lse - (row[y] - m)
+}
+
+/// `(max, ln Σ exp(x − max))` of a row.
+#[inline]
+pub fn max_lse<S: Scalar>(row: &[S]) -> (S, S) {
+    let mut m = row[0];
+    for &x in &row[1..] {
+        m = m.max_by_value(x);
+    }
+    let mut s = S::zero();
+    for &x in row {
+        s += (x - m).exp();
+    }
+    (m, s.ln())
+}
+
+/// dlogits (N, V) = (softmax − onehot(y)) / count on scored rows, 0 elsewhere (overwritten).
+pub fn crossentropy_backward<S: Scalar>(dlogits: &mut [S], logits: &[S], targets: &[i32], v: usize, count: usize) {
+    let cnt = S::from_f64(count.max(1) as f64);
+    dlogits
+        .par_chunks_mut(ROWS_PER_TASK * v)
+        .zip(logits.par_chunks(ROWS_PER_TASK * v))
+        .zip(targets.par_chunks(ROWS_PER_TASK))
+        .for_each(|((dl, logits), targets)| {
+            for (r, &y) in targets.iter().enumerate() {
+                let d = &mut dl[r * v..(r + 1) * v];
+                if y == IGNORE {
+                    d.fill(S::zero());
+                    continue;
+                }
+                let row = &logits[r * v..(r + 1) * v];
+                let (m, lse) = max_lse(row);
+                for j in 0..v {
+                    let p = (row[j] - m - lse).exp();
+                    d[j] = if j == y as usize { p - S::one() } else { p } / cnt;
+                }
+            }
+        });
+}

@@ -1,0 +1,123 @@
+//! Activation and scratch buffers, allocated once for a maximum batch size and reused every step
+//! (a shorter batch uses a prefix of each buffer).
+
+use super::config::ModelConfig;
+use super::layer_norm::LnCache;
+use crate::numerics::Scalar;
+
+/// Activations of one block that backward (or the TL hook cache) needs.
+#[derive(Clone, Debug)]
+pub struct LayerActs<S> {
+    pub ln1: LnCache<S>,
+    /// (N, C)
+    pub ln1_out: Vec<S>,
+    /// (N, 3·H·dh): Q heads, K heads, V heads.
+    pub qkv: Vec<S>,
+    /// (B, H, T, T), −inf above the diagonal.
+    pub scores: Vec<S>,
+    /// (B, H, T, T)
+    pub pattern: Vec<S>,
+    /// (N, H·dh) = TL hook_z.
+    pub z: Vec<S>,
+    /// (N, C) attention output (TL hook_attn_out).
+    pub attn_out: Vec<S>,
+    /// (N, C) residual after attention (TL hook_resid_mid).
+    pub resid_mid: Vec<S>,
+    pub ln2: LnCache<S>,
+    /// (N, C)
+    pub ln2_out: Vec<S>,
+    /// (N, F) before / after the activation (TL mlp.hook_pre / hook_post).
+    pub mlp_pre: Vec<S>,
+    pub mlp_post: Vec<S>,
+    /// (N, C) (TL hook_mlp_out).
+    pub mlp_out: Vec<S>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Workspace<S> {
+    pub max_batch: usize,
+    pub t: usize,
+    /// Current batch size.
+    pub batch: usize,
+    /// `resid[l]` is the input of block `l` (TL blocks.l.hook_resid_pre); `resid[L]` is the
+    /// final residual stream. Each (N, C).
+    pub resid: Vec<Vec<S>>,
+    pub layers: Vec<LayerActs<S>>,
+    pub lnf: LnCache<S>,
+    /// (N, C)
+    pub lnf_out: Vec<S>,
+    /// (N, V)
+    pub logits: Vec<S>,
+    /// (N) per-position loss, 0 where not scored.
+    pub losses: Vec<S>,
+    /// (N) shifted next-token targets, −100 where not scored.
+    pub targets: Vec<i32>,
+    pub n_scored: usize,
+    // Scratch for backward and packed weights.
+    pub(crate) w_qkv: Vec<S>,
+    pub(crate) b_qkv: Vec<S>,
+    pub(crate) w_t: Vec<S>,
+    pub(crate) d_resid: Vec<S>,
+    pub(crate) d_c: Vec<S>,
+    pub(crate) d_f: Vec<S>,
+    pub(crate) d_f2: Vec<S>,
+    pub(crate) d_qkv: Vec<S>,
+    pub(crate) d_z: Vec<S>,
+    pub(crate) d_logits: Vec<S>,
+    pub(crate) dw_qkv: Vec<S>,
+    pub(crate) db_qkv: Vec<S>,
+}
+
+impl<S: Scalar> Workspace<S> {
+    pub fn new(cfg: &ModelConfig, max_batch: usize, t: usize) -> Self {
+        let n = max_batch * t;
+        let (c, f, v, hd, h) = (cfg.d_model, cfg.d_mlp, cfg.d_vocab, cfg.d_attn(), cfg.n_heads);
+        let z = |len: usize| vec![S::zero(); len];
+        let layer = || LayerActs {
+            ln1: LnCache::new(n, c),
+            ln1_out: z(n * c),
+            qkv: z(n * 3 * hd),
+            scores: z(max_batch * h * t * t),
+            pattern: z(max_batch * h * t * t),
+            z: z(n * hd),
+            attn_out: z(n * c),
+            resid_mid: z(n * c),
+            ln2: LnCache::new(n, c),
+            ln2_out: z(n * c),
+            mlp_pre: z(n * f),
+            mlp_post: z(n * f),
+            mlp_out: z(n * c),
+        };
+        let wt_len = (c * f).max(c * v).max(c * 3 * hd).max(hd * c);
+        Workspace {
+            max_batch,
+            t,
+            batch: 0,
+            resid: (0..=cfg.n_layers).map(|_| z(n * c)).collect(),
+            layers: (0..cfg.n_layers).map(|_| layer()).collect(),
+            lnf: LnCache::new(n, c),
+            lnf_out: z(n * c),
+            logits: z(n * v),
+            losses: z(n),
+            targets: vec![0; n],
+            n_scored: 0,
+            w_qkv: z(c * 3 * hd),
+            b_qkv: z(3 * hd),
+            w_t: z(wt_len),
+            d_resid: z(n * c),
+            d_c: z(n * c),
+            d_f: z(n * f),
+            d_f2: z(n * f),
+            d_qkv: z(n * 3 * hd),
+            d_z: z(n * hd),
+            d_logits: z(n * v),
+            dw_qkv: z(c * 3 * hd),
+            db_qkv: z(3 * hd),
+        }
+    }
+
+    /// Rows (B·T) of the current batch.
+    pub fn rows(&self) -> usize {
+        self.batch * self.t
+    }
+}

@@ -1,0 +1,322 @@
+//! Fixed-order matrix products (anchors §4.4).
+//!
+//! Every output element is `acc = 0; for p in 0..k { acc = acc + a[i,p]*b[p,j] }`, then either
+//! `out = acc (+ bias[j])` or `out = out + acc`. The sum over `p` is never split, reordered or
+//! fused, so the result is the same bit pattern whatever the tile shape, SIMD width or thread
+//! count: vector lanes only ever run across independent output columns `j`.
+//!
+//! Two layouts cover a transformer:
+//! - [`matmul_nn`]: `out[m,n] = a[m,k] · b[k,n]` (forward `X·W` with TL's `[in, out]` storage, and
+//!   `dX = dY·Wᵀ` once `W` is transposed into scratch with [`transpose`]).
+//! - [`matmul_tn`]: `out[m,n] = a[k,m]ᵀ · b[k,n]` (weight gradients `dW = Xᵀ·dY`, summed over the
+//!   batch rows in order).
+
+use super::scalar::Scalar;
+use rayon::prelude::*;
+
+/// What to do with the existing contents of the output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accum {
+    /// `out = acc (+ bias)`.
+    Set,
+    /// `out = out + acc` (gradient accumulation, llm.c style).
+    Add,
+}
+
+/// Rows of the register tile.
+const MR: usize = 4;
+/// Columns of the register tile (a multiple of every SIMD width we target).
+const NR: usize = 32;
+/// Narrow column tile for remainders (`n = 40`, `n = 8`, …).
+const NR_SMALL: usize = 8;
+/// Minimum multiply-adds per parallel task; below this rayon overhead dominates.
+const MIN_WORK_PER_TASK: usize = 1 << 17;
+
+/// How `a` is addressed: element `(r, p)` lives at `r*rs + p*cs`.
+#[derive(Clone, Copy)]
+struct AView {
+    rs: usize,
+    cs: usize,
+}
+
+/// `out[m,n] (=|+=) a[m,k] · b[k,n] (+ bias[n])`, all row-major and contiguous.
+/// `bias` is only allowed with [`Accum::Set`].
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_nn<S: Scalar>(
+    out: &mut [S],
+    a: &[S],
+    b: &[S],
+    bias: Option<&[S]>,
+    m: usize,
+    k: usize,
+    n: usize,
+    accum: Accum,
+) {
+    assert_eq!(a.len(), m * k, "matmul_nn: a is not [m,k]");
+    assert_eq!(b.len(), k * n, "matmul_nn: b is not [k,n]");
+    check_out_bias(out, bias, m, n, accum);
+    let view = AView { rs: k, cs: 1 };
+    run_rows(out, m, k, n, |row0, rows, chunk| {
+        let a_blk = &a[row0 * k..(row0 + rows) * k];
+        block(chunk, a_blk, view, b, bias, rows, k, n, accum);
+    });
+}
+
+/// `out[m,n] (=|+=) a[k,m]ᵀ · b[k,n]`: the weight-gradient layout. The sum runs over the `k`
+/// rows of `a` and `b` (batch positions) in ascending order.
+pub fn matmul_tn<S: Scalar>(
+    out: &mut [S],
+    a: &[S],
+    b: &[S],
+    m: usize,
+    k: usize,
+    n: usize,
+    accum: Accum,
+) {
+    assert_eq!(a.len(), k * m, "matmul_tn: a is not [k,m]");
+    assert_eq!(b.len(), k * n, "matmul_tn: b is not [k,n]");
+    check_out_bias(out, None, m, n, accum);
+    let view = AView { rs: 1, cs: m };
+    run_rows(out, m, k, n, |row0, rows, chunk| {
+        // Column `row0` of `a` onwards; AView strides address the rest.
+        let a_blk = &a[row0..];
+        block(chunk, a_blk, view, b, None, rows, k, n, accum);
+    });
+}
+
+/// `dst[cols, rows] = src[rows, cols]ᵀ` (a copy; no arithmetic).
+pub fn transpose<S: Scalar>(dst: &mut [S], src: &[S], rows: usize, cols: usize) {
+    assert_eq!(src.len(), rows * cols);
+    assert_eq!(dst.len(), rows * cols);
+    for r in 0..rows {
+        for c in 0..cols {
+            dst[c * rows + r] = src[r * cols + c];
+        }
+    }
+}
+
+/// `db[n] += Σ_p dy[p, n]`, summed over rows `p` in ascending order (bias gradients).
+pub fn sum_rows_into<S: Scalar>(db: &mut [S], dy: &[S], rows: usize, n: usize) {
+    assert_eq!(db.len(), n);
+    assert_eq!(dy.len(), rows * n);
+    let mut acc = vec![S::zero(); n];
+    for p in 0..rows {
+        let row = &dy[p * n..(p + 1) * n];
+        for (s, &v) in acc.iter_mut().zip(row) {
+            *s += v;
+        }
+    }
+    for (d, s) in db.iter_mut().zip(acc) {
+        *d += s;
+    }
+}
+
+/// The plain triple loop with the documented summation order; the reference every kernel must
+/// match bit for bit (tests and proptests).
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_reference<S: Scalar>(
+    out: &mut [S],
+    a_at: impl Fn(usize, usize) -> S,
+    b: &[S],
+    bias: Option<&[S]>,
+    m: usize,
+    k: usize,
+    n: usize,
+    accum: Accum,
+) {
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = S::zero();
+            for p in 0..k {
+                acc += a_at(i, p) * b[p * n + j];
+            }
+            out[i * n + j] = finish(out[i * n + j], acc, bias.map(|bb| bb[j]), accum);
+        }
+    }
+}
+
+#[inline(always)]
+fn finish<S: Scalar>(old: S, acc: S, bias: Option<S>, accum: Accum) -> S {
+    match (accum, bias) {
+        (Accum::Set, None) => acc,
+        (Accum::Set, Some(b)) => acc + b,
+        (Accum::Add, _) => old + acc,
+    }
+}
+
+fn check_out_bias<S: Scalar>(out: &[S], bias: Option<&[S]>, m: usize, n: usize, accum: Accum) {
+    assert_eq!(out.len(), m * n, "matmul: out is not [m,n]");
+    if let Some(bb) = bias {
+        assert_eq!(bb.len(), n, "matmul: bias is not [n]");
+        assert_eq!(accum, Accum::Set, "matmul: bias only with Accum::Set");
+    }
+}
+
+/// Split the output rows into fixed blocks (a function of the shape only) and run `f` on each,
+/// in parallel when the work is large enough. Each block is owned by exactly one task.
+fn run_rows<S: Scalar>(
+    out: &mut [S],
+    m: usize,
+    k: usize,
+    n: usize,
+    f: impl Fn(usize, usize, &mut [S]) + Sync + Send,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    let work_per_row = k.max(1) * n;
+    let rows_per_task = MIN_WORK_PER_TASK.div_ceil(work_per_row).next_multiple_of(MR).min(m);
+    if rows_per_task >= m {
+        f(0, m, out);
+        return;
+    }
+    out.par_chunks_mut(rows_per_task * n)
+        .enumerate()
+        .for_each(|(t, chunk)| {
+            let row0 = t * rows_per_task;
+            f(row0, chunk.len() / n, chunk)
+        });
+}
+
+/// One block of `rows` output rows: full MR×NR tiles, then narrow and ragged edges.
+#[allow(clippy::too_many_arguments)]
+fn block<S: Scalar>(
+    out: &mut [S],
+    a: &[S],
+    av: AView,
+    b: &[S],
+    bias: Option<&[S]>,
+    rows: usize,
+    k: usize,
+    n: usize,
+    accum: Accum,
+) {
+    let mut i = 0;
+    while i < rows {
+        let mr = MR.min(rows - i);
+        let a_tile = &a[i * av.rs..];
+        let mut j = 0;
+        while j + NR <= n && mr == MR {
+            tile::<S, MR, NR>(out, a_tile, av, b, bias, i, j, k, n, accum);
+            j += NR;
+        }
+        while j + NR_SMALL <= n && mr == MR {
+            tile::<S, MR, NR_SMALL>(out, a_tile, av, b, bias, i, j, k, n, accum);
+            j += NR_SMALL;
+        }
+        if j < n {
+            tile_dyn(out, a_tile, av, b, bias, i, j, mr, n - j, k, n, accum);
+        }
+        i += mr;
+    }
+}
+
+/// A full `R×C` register tile at output `(i, j)`; `a` starts at row `i`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn tile<S: Scalar, const R: usize, const C: usize>(
+    out: &mut [S],
+    a: &[S],
+    av: AView,
+    b: &[S],
+    bias: Option<&[S]>,
+    i: usize,
+    j: usize,
+    k: usize,
+    n: usize,
+    accum: Accum,
+) {
+    let mut acc = [[S::zero(); C]; R];
+    for p in 0..k {
+        let brow: &[S; C] = b[p * n + j..p * n + j + C].try_into().unwrap();
+        for (r, acc_r) in acc.iter_mut().enumerate() {
+            let x = a[r * av.rs + p * av.cs];
+            for c in 0..C {
+                acc_r[c] += x * brow[c];
+            }
+        }
+    }
+    for (r, acc_r) in acc.iter().enumerate() {
+        let orow = &mut out[(i + r) * n + j..(i + r) * n + j + C];
+        for c in 0..C {
+            orow[c] = finish(orow[c], acc_r[c], bias.map(|bb| bb[j + c]), accum);
+        }
+    }
+}
+
+/// Ragged edge tile of `mr×nr` (≤ MR×NR); same arithmetic, dynamic bounds.
+#[allow(clippy::too_many_arguments)]
+fn tile_dyn<S: Scalar>(
+    out: &mut [S],
+    a: &[S],
+    av: AView,
+    b: &[S],
+    bias: Option<&[S]>,
+    i: usize,
+    j: usize,
+    mr: usize,
+    nr: usize,
+    k: usize,
+    n: usize,
+    accum: Accum,
+) {
+    let mut j0 = 0;
+    while j0 < nr {
+        let w = NR.min(nr - j0);
+        let mut acc = [[S::zero(); NR]; MR];
+        for p in 0..k {
+            let brow = &b[p * n + j + j0..p * n + j + j0 + w];
+            for (r, acc_r) in acc.iter_mut().enumerate().take(mr) {
+                let x = a[r * av.rs + p * av.cs];
+                for c in 0..w {
+                    acc_r[c] += x * brow[c];
+                }
+            }
+        }
+        for (r, acc_r) in acc.iter().enumerate().take(mr) {
+            for c in 0..w {
+                let o = (i + r) * n + j + j0 + c;
+                out[o] = finish(out[o], acc_r[c], bias.map(|bb| bb[j + j0 + c]), accum);
+            }
+        }
+        j0 += w;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(seed: &mut u64) -> f32 {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((*seed >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+    }
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    #[test]
+    fn nn_and_tn_match_reference_bits_on_ragged_shapes() {
+        let mut s = 7u64;
+        for &(m, k, n) in &[(1, 1, 1), (5, 3, 7), (9, 17, 41), (33, 64, 96), (130, 5, 40)] {
+            let a: Vec<f32> = (0..m * k).map(|_| lcg(&mut s)).collect();
+            let at: Vec<f32> = (0..k * m).map(|_| lcg(&mut s)).collect();
+            let b: Vec<f32> = (0..k * n).map(|_| lcg(&mut s)).collect();
+            let bias: Vec<f32> = (0..n).map(|_| lcg(&mut s)).collect();
+            let init: Vec<f32> = (0..m * n).map(|_| lcg(&mut s)).collect();
+
+            let mut got = vec![0.0; m * n];
+            let mut want = vec![0.0; m * n];
+            matmul_nn(&mut got, &a, &b, Some(&bias), m, k, n, Accum::Set);
+            matmul_reference(&mut want, |i, p| a[i * k + p], &b, Some(&bias), m, k, n, Accum::Set);
+            assert_eq!(bits(&got), bits(&want), "nn {m}x{k}x{n}");
+
+            let mut got = init.clone();
+            let mut want = init.clone();
+            matmul_tn(&mut got, &at, &b, m, k, n, Accum::Add);
+            matmul_reference(&mut want, |i, p| at[p * m + i], &b, None, m, k, n, Accum::Add);
+            assert_eq!(bits(&got), bits(&want), "tn {m}x{k}x{n}");
+        }
+    }
+}

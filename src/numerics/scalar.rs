@@ -1,0 +1,154 @@
+//! The scalar type the model is generic over: `f32` for training, `f64` for checks, and (for exact
+//! Hessian-vector products) a dual number. Only plain `+ - * /` and the functions of
+//! [`crate::numerics::math`] are available, so no implementation can contract into an FMA.
+
+use std::fmt::Debug;
+use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+
+/// Storage dtype of a scalar type, as written to safetensors files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dtype {
+    F32,
+    F64,
+}
+
+impl Dtype {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+        }
+    }
+}
+
+pub trait Scalar:
+    Copy
+    + Clone
+    + Send
+    + Sync
+    + Debug
+    + Default
+    + PartialEq
+    + PartialOrd
+    + 'static
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
+    + DivAssign
+{
+    /// Dtype of the primal value when stored.
+    const DTYPE: Dtype;
+    /// Human-readable name (`f32`, `f64`, `dual64`).
+    const NAME: &'static str;
+
+    /// Round an f64 to this type (round-to-nearest for f32; the tangent of a dual is 0).
+    fn from_f64(x: f64) -> Self;
+    /// Primal value widened to f64 (exact for f32 and f64).
+    fn value(self) -> f64;
+
+    #[inline(always)]
+    fn zero() -> Self {
+        Self::from_f64(0.0)
+    }
+    #[inline(always)]
+    fn one() -> Self {
+        Self::from_f64(1.0)
+    }
+    fn neg_infinity() -> Self;
+
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn erf(self) -> Self;
+
+    /// The larger of two values, compared by primal value; `self` wins ties (like a running max
+    /// that only moves on a strict increase).
+    #[inline(always)]
+    fn max_by_value(self, other: Self) -> Self {
+        if other.value() > self.value() { other } else { self }
+    }
+    fn is_finite(self) -> bool {
+        self.value().is_finite()
+    }
+    /// Raw bits of the primal value (for golden hashes).
+    fn bits(self) -> u64;
+}
+
+impl Scalar for f32 {
+    const DTYPE: Dtype = Dtype::F32;
+    const NAME: &'static str = "f32";
+    #[inline(always)]
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+    #[inline(always)]
+    fn value(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn neg_infinity() -> Self {
+        f32::NEG_INFINITY
+    }
+    #[inline(always)]
+    fn exp(self) -> Self {
+        super::math::expf(self)
+    }
+    #[inline(always)]
+    fn ln(self) -> Self {
+        super::math::logf(self)
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        super::math::sqrtf(self)
+    }
+    #[inline(always)]
+    fn erf(self) -> Self {
+        super::math::erff(self)
+    }
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+}
+
+impl Scalar for f64 {
+    const DTYPE: Dtype = Dtype::F64;
+    const NAME: &'static str = "f64";
+    #[inline(always)]
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn value(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn neg_infinity() -> Self {
+        f64::NEG_INFINITY
+    }
+    #[inline(always)]
+    fn exp(self) -> Self {
+        super::math::exp(self)
+    }
+    #[inline(always)]
+    fn ln(self) -> Self {
+        super::math::log(self)
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        super::math::sqrt(self)
+    }
+    #[inline(always)]
+    fn erf(self) -> Self {
+        super::math::erf(self)
+    }
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
