@@ -23,6 +23,7 @@
 //! Against PyTorch/TransformerLens the agreement is within documented tolerances, not bits.
 
 pub mod check;
+pub mod cli;
 pub mod error;
 pub mod io;
 pub mod model;

@@ -12,11 +12,56 @@ fn canon(k: usize, n_b: usize) -> DataConfig {
 /// (K, n_b, D, first group B, first three (z, A), first train example, sha_gen, sha_train)
 #[allow(clippy::type_complexity)]
 const SPEC_ROWS: &[(usize, usize, usize, &str, &[(&str, &str)], (&str, &str, &str), &str, &str)] = &[
-    (10, 1000, 10000, "3zmf8m", &[("xa", "fqe7"), ("ji", "yckw"), ("0y", "g5ng")], ("20oevg", "xa", "gp2g"), "d48263b03358a2c6", "42266227ef2e6b66"),
-    (20, 1000, 20000, "zbikci", &[("xa", "gqj7"), ("ji", "yyhl"), ("0y", "r1c3")], ("xnrbhf", "xa", "h2r3"), "3c6cf62130e4cdbe", "4be571a3b4e52622"),
-    (3, 1000, 3000, "6dpbhs", &[("xa", "bzzp"), ("ji", "9qk5"), ("0y", "m1fp")], ("uc87nx", "xa", "2f6d"), "48c64c370ccfb2a3", "6c1428a3782c109a"),
-    (36, 1000, 36000, "5lxo6q", &[("xa", "qfaz"), ("ji", "iz81"), ("0y", "psdw")], ("yeaquq", "xa", "68y4"), "c7eb39a733203e5d", "2536c9075edc73a8"),
-    (5, 2000, 10000, "hsahxt", &[("xa", "ozmf"), ("ji", "28md"), ("0y", "rd4v")], ("qhpqpf", "xa", "oex2"), "fe9134e45ff8c66d", "e8a64287abfd8eed"),
+    (
+        10,
+        1000,
+        10000,
+        "3zmf8m",
+        &[("xa", "fqe7"), ("ji", "yckw"), ("0y", "g5ng")],
+        ("20oevg", "xa", "gp2g"),
+        "d48263b03358a2c6",
+        "42266227ef2e6b66",
+    ),
+    (
+        20,
+        1000,
+        20000,
+        "zbikci",
+        &[("xa", "gqj7"), ("ji", "yyhl"), ("0y", "r1c3")],
+        ("xnrbhf", "xa", "h2r3"),
+        "3c6cf62130e4cdbe",
+        "4be571a3b4e52622",
+    ),
+    (
+        3,
+        1000,
+        3000,
+        "6dpbhs",
+        &[("xa", "bzzp"), ("ji", "9qk5"), ("0y", "m1fp")],
+        ("uc87nx", "xa", "2f6d"),
+        "48c64c370ccfb2a3",
+        "6c1428a3782c109a",
+    ),
+    (
+        36,
+        1000,
+        36000,
+        "5lxo6q",
+        &[("xa", "qfaz"), ("ji", "iz81"), ("0y", "psdw")],
+        ("yeaquq", "xa", "68y4"),
+        "c7eb39a733203e5d",
+        "2536c9075edc73a8",
+    ),
+    (
+        5,
+        2000,
+        10000,
+        "hsahxt",
+        &[("xa", "ozmf"), ("ji", "28md"), ("0y", "rd4v")],
+        ("qhpqpf", "xa", "oex2"),
+        "fe9134e45ff8c66d",
+        "e8a64287abfd8eed",
+    ),
     (20, 500, 10000, "zbikci", &[], ("kupcj8", "xa", "wr8x"), "4835fb276d86cc55", "922cc63f9612c47c"),
     (36, 278, 10008, "5lxo6q", &[], ("fedtee", "xa", "81qu"), "3a99c4e8895c2cf8", "2b10b6ed783508f1"),
     (36, 556, 20016, "5lxo6q", &[], ("7tpwa0", "xa", "c9pa"), "d8904898d6643cac", "d25987ef9fb72fa2"),
@@ -44,11 +89,10 @@ fn all_eight_spec_hash_rows_reproduce() {
 
 #[test]
 fn first_36_z_draws_of_random_42() {
-    let want = "xa ji 0y 6d pb hs ah xt hv 3a 3z mf 8m dd 4v 30 t9 nt 3w 5u zb ik ci dk wn nh j7 xv g0 fn 9x uy 41 ib lj h7";
+    let want =
+        "xa ji 0y 6d pb hs ah xt hv 3a 3z mf 8m dd 4v 30 t9 nt 3w 5u zb ik ci dk wn nh j7 xv g0 fn 9x uy 41 ib lj h7";
     let mut r = PyRandom::new(42);
-    let got: Vec<String> = (0..36)
-        .map(|_| String::from_utf8(r.choices(ALPHABET.as_bytes(), 2)).unwrap())
-        .collect();
+    let got: Vec<String> = (0..36).map(|_| String::from_utf8(r.choices(ALPHABET.as_bytes(), 2)).unwrap()).collect();
     assert_eq!(got.join(" "), want);
     // And the generator's K=36 selector set is exactly that list (no repeats among them).
     let m = generate(&canon(36, 10)).unwrap();
@@ -89,7 +133,8 @@ fn z_sharing_modes_follow_the_authors_layout() {
     }
     assert_ne!(sg.groups[0].pairs[0].0, sg.groups[1].pairs[0].0);
     // Private mode at K=20, n_b=1000 needs 40,000 selectors: z lengthened to 3 as upstream.
-    let cfg = DataConfig { k: 20, n_b: 1000, z_sharing: ZSharing::Private, auto_z_length: true, ..DataConfig::default() };
+    let cfg =
+        DataConfig { k: 20, n_b: 1000, z_sharing: ZSharing::Private, auto_z_length: true, ..DataConfig::default() };
     assert_eq!(cfg.effective_z_length(), 3);
     assert_eq!(cfg.seq_len(), 17);
 }

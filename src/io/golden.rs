@@ -1,1 +1,80 @@
+//! Golden hashes of tensor *bits* (not file bytes) and the fixed computation they guard.
+//!
+//! A tensor hash is the first 16 hex characters of sha256 over the little-endian bit patterns of
+//! its elements (u32 for f32, u64 for f64), with every NaN canonicalised to one pattern.
+//! `golden/canonical_{f32,f64}.txt` hold one `<key> <hash>` line per tensor of
+//! [`fixture_hashes`]; `UPDATE_GOLDEN=1 cargo test --release --test golden` rewrites them.
 
+use crate::model::{Model, ModelConfig};
+use crate::numerics::{Dtype, Scalar};
+use crate::task::{Batch, DataConfig, generate, train_split};
+use sha2::{Digest, Sha256};
+
+/// Hash of a tensor's bit pattern.
+pub fn tensor_hash<S: Scalar>(xs: &[S]) -> String {
+    let mut h = Sha256::new();
+    for &x in xs {
+        let v = x.value();
+        match S::DTYPE {
+            Dtype::F32 => {
+                let b = if v.is_nan() { 0x7fc0_0000u32 } else { x.bits() as u32 };
+                h.update(b.to_le_bytes());
+            }
+            Dtype::F64 => {
+                let b = if v.is_nan() { 0x7ff8_0000_0000_0000u64 } else { x.bits() };
+                h.update(b.to_le_bytes());
+            }
+        }
+    }
+    hex16(&h.finalize())
+}
+
+fn hex16(d: &[u8]) -> String {
+    d.iter().take(8).map(|x| format!("{x:02x}")).collect()
+}
+
+/// Seed of the golden model's init.
+pub const FIXTURE_SEED: u64 = 42;
+/// Examples in the golden batch: the first 64 of the canonical K=10 train order.
+pub const FIXTURE_BATCH: usize = 64;
+
+/// The golden batch.
+pub fn fixture_batch() -> Batch {
+    let m = generate(&DataConfig::default()).expect("canonical data config is valid");
+    let t = train_split(&m);
+    Batch::gather(&t, &(0..FIXTURE_BATCH).collect::<Vec<_>>())
+}
+
+/// `(key, hash)` for the canonical model at `init(42)` on the golden batch: the initial
+/// parameters, logits, per-position losses, the loss, and every gradient in TL order.
+pub fn fixture_hashes<S: Scalar>() -> Vec<(String, String)> {
+    let model = Model::<S>::init(&ModelConfig::canonical(), FIXTURE_SEED);
+    let batch = fixture_batch();
+    let mut ws = model.workspace(batch.batch_size, batch.seq_len);
+    let mut grads = model.new_grads();
+    let loss = model.loss_and_grad(&mut ws, &batch, &mut grads);
+    let n = ws.rows();
+    let mut out = vec![
+        ("init.params".to_string(), tensor_hash(&model.params)),
+        ("logits".to_string(), tensor_hash(&ws.logits[..n * model.cfg.d_vocab])),
+        ("losses".to_string(), tensor_hash(&ws.losses[..n])),
+        ("loss".to_string(), tensor_hash(&[loss])),
+    ];
+    for (i, e) in model.layout.entries.iter().enumerate() {
+        out.push((format!("grad.{}", e.name), tensor_hash(model.layout.view(&grads, i))));
+    }
+    out
+}
+
+/// Render `(key, hash)` pairs as the golden file format.
+pub fn render(rows: &[(String, String)]) -> String {
+    rows.iter().map(|(k, h)| format!("{k} {h}\n")).collect()
+}
+
+/// Parse the golden file format.
+pub fn parse(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once(' ').map(|(k, h)| (k.to_string(), h.trim().to_string())))
+        .collect()
+}

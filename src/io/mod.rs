@@ -1,1 +1,3 @@
+//! Files: golden hashes (and, later, safetensors, checkpoints and metrics).
+
 pub mod golden;

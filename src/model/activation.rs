@@ -38,10 +38,8 @@ pub fn act_backward<S: Scalar>(act: ActFn, dinp: &mut [S], dout: &[S], inp: &[S]
     let beta = S::from_f64(TWO_OVER_SQRTPI * SQRT1_2 * 0.5);
     let half = S::from_f64(0.5);
     let mhalf = S::from_f64(-0.5);
-    dinp.par_chunks_mut(CHUNK)
-        .zip(dout.par_chunks(CHUNK))
-        .zip(inp.par_chunks(CHUNK))
-        .for_each(|((di, dy), x)| match act {
+    dinp.par_chunks_mut(CHUNK).zip(dout.par_chunks(CHUNK)).zip(inp.par_chunks(CHUNK)).for_each(
+        |((di, dy), x)| match act {
             ActFn::Gelu => {
                 for i in 0..di.len() {
                     let x = x[i];
@@ -55,5 +53,6 @@ pub fn act_backward<S: Scalar>(act: ActFn, dinp: &mut [S], dout: &[S], inp: &[S]
                     di[i] = if x[i].value() > 0.0 { dy[i] } else { S::zero() };
                 }
             }
-        });
+        },
+    );
 }

@@ -101,6 +101,7 @@ pub fn attention_backward<S: Scalar>(dqkv: &mut [S], dz: &[S], pattern: &[S], qk
     dqkv.par_chunks_mut(t * 3 * hd).enumerate().for_each(|(b, dqkv)| {
         dqkv.fill(S::zero());
         let local = |n: usize| n - b * t * 3 * hd;
+        let pattern = &pattern[b * nh * t * t..(b + 1) * nh * t * t];
         let mut dscore = vec![S::zero(); t * t];
         for h in 0..nh {
             // dp_ij = dz_i · v_j, then the softmax backward ds_ij = p_ij (dp_ij − Σ_k p_ik dp_ik).

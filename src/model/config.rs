@@ -86,11 +86,7 @@ impl ModelConfig {
 
     pub fn validate(&self) -> Result<()> {
         let check = |field: &str, v: usize, lo: usize, hi: usize| {
-            if v < lo || v > hi {
-                Err(Error::config(field, format!("{v} (allowed {lo}..={hi})")))
-            } else {
-                Ok(())
-            }
+            if v < lo || v > hi { Err(Error::config(field, format!("{v} (allowed {lo}..={hi})"))) } else { Ok(()) }
         };
         check("model.n_layers", self.n_layers, 1, 64)?;
         check("model.d_model", self.d_model, 1, 8192)?;
@@ -102,13 +98,10 @@ impl ModelConfig {
         if !(self.eps > 0.0 && self.eps < 1.0) {
             return Err(Error::config("model.eps", format!("{} (allowed 0 < eps < 1)", self.eps)));
         }
-        if let Some(s) = self.initializer_range {
-            if !(s > 0.0 && s < 10.0) {
-                return Err(Error::config(
-                    "model.initializer_range",
-                    format!("{s} (allowed 0 < σ < 10)"),
-                ));
-            }
+        if let Some(s) = self.initializer_range
+            && !(s > 0.0 && s < 10.0)
+        {
+            return Err(Error::config("model.initializer_range", format!("{s} (allowed 0 < σ < 10)")));
         }
         Ok(())
     }

@@ -16,14 +16,7 @@ pub fn embed_forward<S: Scalar>(x: &mut [S], tokens: &[u32], w_e: &[S], w_pos: &
 }
 
 /// `dW_E[tok] += dx[n]`, `dW_pos[t] += dx[n]` for rows `n` in ascending order.
-pub fn embed_backward<S: Scalar>(
-    dw_e: &mut [S],
-    dw_pos: &mut [S],
-    dx: &[S],
-    tokens: &[u32],
-    t: usize,
-    c: usize,
-) {
+pub fn embed_backward<S: Scalar>(dw_e: &mut [S], dw_pos: &mut [S], dx: &[S], tokens: &[u32], t: usize, c: usize) {
     for (n, row) in dx.chunks_exact(c).enumerate() {
         let tok = tokens[n] as usize;
         let e = &mut dw_e[tok * c..(tok + 1) * c];

@@ -24,7 +24,15 @@ impl<S: Scalar> LnCache<S> {
 }
 
 /// out is (N, C), x is (N, C), w and b are (C).
-pub fn layernorm_forward<S: Scalar>(out: &mut [S], cache: &mut LnCache<S>, x: &[S], w: &[S], b: &[S], c: usize, eps: f64) {
+pub fn layernorm_forward<S: Scalar>(
+    out: &mut [S],
+    cache: &mut LnCache<S>,
+    x: &[S],
+    w: &[S],
+    b: &[S],
+    c: usize,
+    eps: f64,
+) {
     let eps = S::from_f64(eps);
     let cs = S::from_f64(c as f64);
     out.par_chunks_mut(ROWS_PER_TASK * c)

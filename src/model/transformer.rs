@@ -132,20 +132,87 @@ impl<S: Scalar> Model<S> {
             let out = &mut after[0][..n * c];
             let a = &mut ws.layers[l];
             layernorm_forward(&mut a.ln1_out[..n * c], &mut a.ln1, x, self.p(bp.ln1_w), self.p(bp.ln1_b), c, cfg.eps);
-            matmul_nn(&mut a.qkv[..n * 3 * hd], &a.ln1_out[..n * c], &ws.w_qkv, Some(&ws.b_qkv), n, c, 3 * hd, Accum::Set);
+            matmul_nn(
+                &mut a.qkv[..n * 3 * hd],
+                &a.ln1_out[..n * c],
+                &ws.w_qkv,
+                Some(&ws.b_qkv),
+                n,
+                c,
+                3 * hd,
+                Accum::Set,
+            );
             let att = batch.batch_size * cfg.n_heads * t * t;
-            attention_forward(&mut a.z[..n * hd], &mut a.scores[..att], &mut a.pattern[..att], &a.qkv[..n * 3 * hd], sh);
-            matmul_nn(&mut a.attn_out[..n * c], &a.z[..n * hd], self.p(bp.w_o), Some(self.p(bp.b_o)), n, hd, c, Accum::Set);
+            attention_forward(
+                &mut a.z[..n * hd],
+                &mut a.scores[..att],
+                &mut a.pattern[..att],
+                &a.qkv[..n * 3 * hd],
+                sh,
+            );
+            matmul_nn(
+                &mut a.attn_out[..n * c],
+                &a.z[..n * hd],
+                self.p(bp.w_o),
+                Some(self.p(bp.b_o)),
+                n,
+                hd,
+                c,
+                Accum::Set,
+            );
             add(&mut a.resid_mid[..n * c], x, &a.attn_out[..n * c]);
-            layernorm_forward(&mut a.ln2_out[..n * c], &mut a.ln2, &a.resid_mid[..n * c], self.p(bp.ln2_w), self.p(bp.ln2_b), c, cfg.eps);
-            matmul_nn(&mut a.mlp_pre[..n * f], &a.ln2_out[..n * c], self.p(bp.w_in), Some(self.p(bp.b_in)), n, c, f, Accum::Set);
+            layernorm_forward(
+                &mut a.ln2_out[..n * c],
+                &mut a.ln2,
+                &a.resid_mid[..n * c],
+                self.p(bp.ln2_w),
+                self.p(bp.ln2_b),
+                c,
+                cfg.eps,
+            );
+            matmul_nn(
+                &mut a.mlp_pre[..n * f],
+                &a.ln2_out[..n * c],
+                self.p(bp.w_in),
+                Some(self.p(bp.b_in)),
+                n,
+                c,
+                f,
+                Accum::Set,
+            );
             act_forward(cfg.act_fn, &mut a.mlp_post[..n * f], &a.mlp_pre[..n * f]);
-            matmul_nn(&mut a.mlp_out[..n * c], &a.mlp_post[..n * f], self.p(bp.w_out), Some(self.p(bp.b_out)), n, f, c, Accum::Set);
+            matmul_nn(
+                &mut a.mlp_out[..n * c],
+                &a.mlp_post[..n * f],
+                self.p(bp.w_out),
+                Some(self.p(bp.b_out)),
+                n,
+                f,
+                c,
+                Accum::Set,
+            );
             add(out, &a.resid_mid[..n * c], &a.mlp_out[..n * c]);
         }
         let last = &ws.resid[cfg.n_layers][..n * c];
-        layernorm_forward(&mut ws.lnf_out[..n * c], &mut ws.lnf, last, self.p(lay.lnf_w), self.p(lay.lnf_b), c, cfg.eps);
-        matmul_nn(&mut ws.logits[..n * v], &ws.lnf_out[..n * c], self.p(lay.w_u), Some(self.p(lay.b_u)), n, c, v, Accum::Set);
+        layernorm_forward(
+            &mut ws.lnf_out[..n * c],
+            &mut ws.lnf,
+            last,
+            self.p(lay.lnf_w),
+            self.p(lay.lnf_b),
+            c,
+            cfg.eps,
+        );
+        matmul_nn(
+            &mut ws.logits[..n * v],
+            &ws.lnf_out[..n * c],
+            self.p(lay.w_u),
+            Some(self.p(lay.b_u)),
+            n,
+            c,
+            v,
+            Accum::Set,
+        );
 
         ws.targets[..n].copy_from_slice(&shifted_targets(&batch.labels, t));
         let (loss, count) = crossentropy_forward(&mut ws.losses[..n], &ws.logits[..n * v], &ws.targets[..n], v);
@@ -205,7 +272,16 @@ impl<S: Scalar> Model<S> {
             unpack_qkv_grads(grads, &ws.dw_qkv, &ws.db_qkv, self, l);
             pack_qkv(&mut ws.w_qkv, &mut ws.b_qkv, self, l);
             transpose(&mut ws.w_t[..c * 3 * hd], &ws.w_qkv, c, 3 * hd);
-            matmul_nn(&mut ws.d_c[..n * c], &ws.d_qkv[..n * 3 * hd], &ws.w_t[..c * 3 * hd], None, n, 3 * hd, c, Accum::Set);
+            matmul_nn(
+                &mut ws.d_c[..n * c],
+                &ws.d_qkv[..n * 3 * hd],
+                &ws.w_t[..c * 3 * hd],
+                None,
+                n,
+                3 * hd,
+                c,
+                Accum::Set,
+            );
             let (dw, db) = lay.view2_mut(grads, bp.ln1_w, bp.ln1_b);
             layernorm_backward(&mut ws.d_resid[..n * c], dw, db, &ws.d_c[..n * c], &a.ln1, self.p(bp.ln1_w), c);
         }
@@ -224,14 +300,11 @@ impl<S: Scalar> Model<S> {
 
 /// out = x + y elementwise (residual stream).
 fn add<S: Scalar>(out: &mut [S], x: &[S], y: &[S]) {
-    out.par_chunks_mut(ADD_CHUNK)
-        .zip(x.par_chunks(ADD_CHUNK))
-        .zip(y.par_chunks(ADD_CHUNK))
-        .for_each(|((o, x), y)| {
-            for i in 0..o.len() {
-                o[i] = x[i] + y[i];
-            }
-        });
+    out.par_chunks_mut(ADD_CHUNK).zip(x.par_chunks(ADD_CHUNK)).zip(y.par_chunks(ADD_CHUNK)).for_each(|((o, x), y)| {
+        for i in 0..o.len() {
+            o[i] = x[i] + y[i];
+        }
+    });
 }
 
 /// w_qkv (C, 3·H·dh) = [W_Q | W_K | W_V] with `w[c, s·HD + h·dh + d] = W_s[h, c, d]`, and the

@@ -64,15 +64,7 @@ pub fn matmul_nn<S: Scalar>(
 
 /// `out[m,n] (=|+=) a[k,m]ᵀ · b[k,n]`: the weight-gradient layout. The sum runs over the `k`
 /// rows of `a` and `b` (batch positions) in ascending order.
-pub fn matmul_tn<S: Scalar>(
-    out: &mut [S],
-    a: &[S],
-    b: &[S],
-    m: usize,
-    k: usize,
-    n: usize,
-    accum: Accum,
-) {
+pub fn matmul_tn<S: Scalar>(out: &mut [S], a: &[S], b: &[S], m: usize, k: usize, n: usize, accum: Accum) {
     assert_eq!(a.len(), k * m, "matmul_tn: a is not [k,m]");
     assert_eq!(b.len(), k * n, "matmul_tn: b is not [k,n]");
     check_out_bias(out, None, m, n, accum);
@@ -154,13 +146,7 @@ fn check_out_bias<S: Scalar>(out: &[S], bias: Option<&[S]>, m: usize, n: usize, 
 
 /// Split the output rows into fixed blocks (a function of the shape only) and run `f` on each,
 /// in parallel when the work is large enough. Each block is owned by exactly one task.
-fn run_rows<S: Scalar>(
-    out: &mut [S],
-    m: usize,
-    k: usize,
-    n: usize,
-    f: impl Fn(usize, usize, &mut [S]) + Sync + Send,
-) {
+fn run_rows<S: Scalar>(out: &mut [S], m: usize, k: usize, n: usize, f: impl Fn(usize, usize, &mut [S]) + Sync + Send) {
     if m == 0 || n == 0 {
         return;
     }
@@ -170,12 +156,10 @@ fn run_rows<S: Scalar>(
         f(0, m, out);
         return;
     }
-    out.par_chunks_mut(rows_per_task * n)
-        .enumerate()
-        .for_each(|(t, chunk)| {
-            let row0 = t * rows_per_task;
-            f(row0, chunk.len() / n, chunk)
-        });
+    out.par_chunks_mut(rows_per_task * n).enumerate().for_each(|(t, chunk)| {
+        let row0 = t * rows_per_task;
+        f(row0, chunk.len() / n, chunk)
+    });
 }
 
 /// One block of `rows` output rows: full MR×NR tiles, then narrow and ragged edges.

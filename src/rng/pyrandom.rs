@@ -38,9 +38,7 @@ impl PyRandom {
         let mut mt = [0u32; N];
         mt[0] = s;
         for i in 1..N {
-            mt[i] = 1_812_433_253u32
-                .wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 30))
-                .wrapping_add(i as u32);
+            mt[i] = 1_812_433_253u32.wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 30)).wrapping_add(i as u32);
         }
         PyRandom { mt, mti: N }
     }
@@ -66,8 +64,7 @@ impl PyRandom {
             }
         }
         for _ in 0..N - 1 {
-            mt[i] = (mt[i] ^ (mt[i - 1] ^ (mt[i - 1] >> 30)).wrapping_mul(1_566_083_941))
-                .wrapping_sub(i as u32);
+            mt[i] = (mt[i] ^ (mt[i - 1] ^ (mt[i - 1] >> 30)).wrapping_mul(1_566_083_941)).wrapping_sub(i as u32);
             i += 1;
             if i >= N {
                 mt[0] = mt[N - 1];
@@ -154,9 +151,7 @@ impl PyRandom {
     /// `choices(population, k=k)` without weights: `population[floor(random() * n)]`, k times.
     pub fn choices<T: Clone>(&mut self, population: &[T], k: usize) -> Vec<T> {
         let n = population.len() as f64;
-        (0..k)
-            .map(|_| population[(self.random() * n) as usize].clone())
-            .collect()
+        (0..k).map(|_| population[(self.random() * n) as usize].clone()).collect()
     }
 
     /// `sample(population, k)`, choosing between the pool and the set method exactly as CPython.

@@ -41,7 +41,9 @@ impl TrainSet {
 pub fn train_split(mapping: &Mapping) -> TrainSet {
     let cfg = &mapping.config;
     let mut rng = PyRandom::new(cfg.seed);
-    let key = |e: &Example| if cfg.task.b_first() { e.b.clone() } else { e.a.clone() };
+    let key = |e: &Example| {
+        if cfg.task.b_first() { e.b.clone() } else { e.a.clone() }
+    };
     // Group examples by base key, keeping first-insertion order of keys.
     let mut order: Vec<String> = Vec::new();
     let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
@@ -57,24 +59,18 @@ pub fn train_split(mapping: &Mapping) -> TrainSet {
     }
     rng.shuffle(&mut order);
     let n_probe = (order.len() as f64 * cfg.probe_fraction) as usize;
-    let examples: Vec<Example> = order[n_probe..]
-        .iter()
-        .flat_map(|k| groups[k].iter().map(|&i| mapping.examples[i].clone()))
-        .collect();
+    let examples: Vec<Example> =
+        order[n_probe..].iter().flat_map(|k| groups[k].iter().map(|&i| mapping.examples[i].clone())).collect();
 
     let mut trained_a: Vec<String> = examples.iter().map(|e| e.a.clone()).collect();
     let mut n_noisy = 0;
     if cfg.label_noise_prob > 0.0 && cfg.task.b_first() {
-        let candidates: BTreeMap<&str, Vec<&str>> = mapping
-            .groups
-            .iter()
-            .map(|g| (g.b.as_str(), g.pairs.iter().map(|(_, a)| a.as_str()).collect()))
-            .collect();
+        let candidates: BTreeMap<&str, Vec<&str>> =
+            mapping.groups.iter().map(|g| (g.b.as_str(), g.pairs.iter().map(|(_, a)| a.as_str()).collect())).collect();
         let mut noise = PyRandom::new(cfg.seed + 99_999);
         for (e, t) in examples.iter().zip(trained_a.iter_mut()) {
             if noise.random() < cfg.label_noise_prob {
-                let wrong: Vec<&str> =
-                    candidates[e.b.as_str()].iter().copied().filter(|&a| a != e.a).collect();
+                let wrong: Vec<&str> = candidates[e.b.as_str()].iter().copied().filter(|&a| a != e.a).collect();
                 if !wrong.is_empty() {
                     *t = noise.choice(&wrong).to_string();
                     n_noisy += 1;
@@ -82,11 +78,7 @@ pub fn train_split(mapping: &Mapping) -> TrainSet {
             }
         }
     }
-    let encoded = examples
-        .iter()
-        .zip(&trained_a)
-        .map(|(e, a)| tokenizer::encode(cfg.task, &e.b, &e.z, a))
-        .collect();
+    let encoded = examples.iter().zip(&trained_a).map(|(e, a)| tokenizer::encode(cfg.task, &e.b, &e.z, a)).collect();
     TrainSet { task: cfg.task, examples, trained_a, encoded, n_noisy }
 }
 
@@ -115,13 +107,7 @@ pub fn sha_train(train: &TrainSet) -> String {
 
 /// Hash of the targets actually trained on (differs from `sha_train` only under label noise).
 pub fn sha_trained_targets(train: &TrainSet) -> String {
-    examples_hash(
-        train
-            .examples
-            .iter()
-            .zip(&train.trained_a)
-            .map(|(e, a)| (e.b.as_str(), e.z.as_str(), a.as_str())),
-    )
+    examples_hash(train.examples.iter().zip(&train.trained_a).map(|(e, a)| (e.b.as_str(), e.z.as_str(), a.as_str())))
 }
 
 /// A batch of equal-length sequences: tokens `[B, T]` and labels `[B, T]` (−100 = not scored),
@@ -139,14 +125,8 @@ pub struct Batch {
 impl Batch {
     /// Stack encoded examples (all of one length).
     pub fn from_encoded<'a>(items: impl IntoIterator<Item = &'a Encoded>) -> Batch {
-        let mut b = Batch {
-            batch_size: 0,
-            seq_len: 0,
-            tokens: vec![],
-            labels: vec![],
-            z_span: vec![],
-            target_start: vec![],
-        };
+        let mut b =
+            Batch { batch_size: 0, seq_len: 0, tokens: vec![], labels: vec![], z_span: vec![], target_start: vec![] };
         for e in items {
             if b.batch_size == 0 {
                 b.seq_len = e.tokens.len();

@@ -68,9 +68,7 @@ impl ZSharing {
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
-        [ZSharing::Shared, ZSharing::Private, ZSharing::Supergroup]
-            .into_iter()
-            .find(|z| z.name() == s)
+        [ZSharing::Shared, ZSharing::Private, ZSharing::Supergroup].into_iter().find(|z| z.name() == s)
     }
 }
 
@@ -184,10 +182,7 @@ impl DataConfig {
             return Err(Error::config("data.k", why));
         }
         if self.unique_prefixes() && !(1..=2).contains(&self.prefix_length) {
-            return Err(Error::config(
-                "data.prefix_length",
-                format!("{} (allowed 1..=2)", self.prefix_length),
-            ));
+            return Err(Error::config("data.prefix_length", format!("{} (allowed 1..=2)", self.prefix_length)));
         }
         let b_cap = cap(self.b_length).min(MAX_N_B as u128) as usize;
         if self.n_b == 0 || self.n_b > b_cap {
@@ -240,13 +235,13 @@ impl DataConfig {
             return Err(Error::config(
                 "data.z_length",
                 format!(
-                    "{} is too short: {} z strings are needed (K={} × {} set(s), with the author's 2× headroom) \
-                     but 36^{} = {}; allowed z_length ≥ {}, or set auto_z_length (--auto-z-length) to \
-                     lengthen it as the author's generator does",
+                    "{} is too short: K={} × {} selector set(s) need 36^len ≥ {} (the author's 2× \
+                     headroom) but 36^{} = {}; allowed z_length ≥ {}, or set auto_z_length \
+                     (--auto-z-length) to lengthen it as the author's generator does",
                     self.z_length,
-                    self.k * self.n_z_sets(),
                     self.k,
                     self.n_z_sets(),
+                    2 * self.k * self.n_z_sets(),
                     self.z_length,
                     cap(self.z_length),
                     self.effective_z_length()
@@ -254,16 +249,10 @@ impl DataConfig {
             ));
         }
         if !(0.0..=1.0).contains(&self.label_noise_prob) {
-            return Err(Error::config(
-                "data.label_noise_prob",
-                format!("{} (allowed 0..=1)", self.label_noise_prob),
-            ));
+            return Err(Error::config("data.label_noise_prob", format!("{} (allowed 0..=1)", self.label_noise_prob)));
         }
         if !(0.0..1.0).contains(&self.probe_fraction) {
-            return Err(Error::config(
-                "data.probe_fraction",
-                format!("{} (allowed 0 ≤ p < 1)", self.probe_fraction),
-            ));
+            return Err(Error::config("data.probe_fraction", format!("{} (allowed 0 ≤ p < 1)", self.probe_fraction)));
         }
         Ok(())
     }
@@ -328,20 +317,14 @@ fn z_sets(cfg: &DataConfig, rng: &mut PyRandom) -> Vec<Vec<String>> {
 
 /// Targets of one group with unique prefixes: sample K distinct prefixes, then a suffix for each,
 /// redrawing the suffix (at most 1000 times, as upstream) until the target is globally unique.
-fn unique_prefix_targets(
-    cfg: &DataConfig,
-    rng: &mut PyRandom,
-    used_a: &mut BTreeSet<String>,
-) -> Result<Vec<String>> {
+fn unique_prefix_targets(cfg: &DataConfig, rng: &mut PyRandom, used_a: &mut BTreeSet<String>) -> Result<Vec<String>> {
     let plen = cfg.prefix_length;
     let prefixes: Vec<String> = if plen == 1 {
         let chars: Vec<u8> = ALPHABET.bytes().collect();
         rng.sample(&chars, cfg.k).into_iter().map(|c| (c as char).to_string()).collect()
     } else {
-        let all: Vec<String> = ALPHABET
-            .chars()
-            .flat_map(|c1| ALPHABET.chars().map(move |c2| format!("{c1}{c2}")))
-            .collect();
+        let all: Vec<String> =
+            ALPHABET.chars().flat_map(|c1| ALPHABET.chars().map(move |c2| format!("{c1}{c2}"))).collect();
         rng.sample(&all, cfg.k)
     };
     let mut out = Vec::with_capacity(cfg.k);

@@ -1,0 +1,59 @@
+//! The `windtunnel` command line: one clap subcommand per job.
+
+mod data;
+mod gradcheck;
+mod hashes;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "windtunnel",
+    version,
+    about = "Bit-reproducible CPU reference for 'Marginals Before Conditionals' (arXiv 2603.10074)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate the author's task data and print its hashes (spec §2.4).
+    Data(data::Args),
+    /// Check analytic gradients against f64 finite differences.
+    Gradcheck(gradcheck::Args),
+    /// Print the golden tensor-bit hashes of the canonical fixture (logits, loss, gradients).
+    Hashes(hashes::Args),
+}
+
+/// Outcome of a subcommand that ran to completion: success, or a check that failed.
+pub enum Outcome {
+    Ok,
+    CheckFailed,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Data(a) => data::run(a),
+        Command::Gradcheck(a) => gradcheck::run(a),
+        Command::Hashes(a) => hashes::run(a),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::CheckFailed) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `f32` or `f64` on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DtypeArg {
+    F32,
+    F64,
+}

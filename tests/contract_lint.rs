@@ -1,0 +1,99 @@
+//! A textual backstop for the determinism contract, so that `cargo test` alone fails when `src/`
+//! uses FMA, fast-math intrinsics, hash maps, or a rayon reduction. The type-aware check of std
+//! transcendentals (`f32::exp` …) is `clippy.toml`, which `.ci/run` enforces with `-D warnings`;
+//! this test also makes sure those rules stay in place.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Source with `//` comments removed (docs may *mention* banned names).
+fn code_of(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Statements (split at `;`, `{`, `}`) that start a rayon parallel iterator and end in a reduction.
+fn parallel_reductions(code: &str) -> Vec<String> {
+    let mut found = vec![];
+    for stmt in code.split([';', '{', '}']) {
+        let flat: String = stmt.split_whitespace().collect::<Vec<_>>().join(" ");
+        let parallel = flat.contains("par_iter") || flat.contains("par_chunks") || flat.contains("into_par_iter");
+        let reduces = [".sum(", ".sum::<", ".product(", ".reduce(", ".reduce_with(", ".fold(", ".fold_with("]
+            .iter()
+            .any(|r| flat.contains(r));
+        if parallel && reduces {
+            found.push(flat);
+        }
+    }
+    found
+}
+
+#[test]
+fn src_has_no_fma_fast_math_hash_maps_or_parallel_reductions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![];
+    rust_files(&root.join("src"), &mut files);
+    assert!(files.len() > 10, "src/ not found");
+    let banned = ["mul_add", "fmadd", "fmsub", "_fast(", "algebraic_", "HashMap", "HashSet", "core::intrinsics"];
+    let mut problems = vec![];
+    for f in &files {
+        let code = code_of(f);
+        for b in banned {
+            if code.contains(b) {
+                problems.push(format!("{}: uses `{b}`", f.display()));
+            }
+        }
+        for r in parallel_reductions(&code) {
+            problems.push(format!("{}: parallel reduction `{r}`", f.display()));
+        }
+    }
+    assert!(problems.is_empty(), "determinism contract violations:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_lint_itself_detects_violations() {
+    assert_eq!(parallel_reductions("let s: f32 = xs.par_iter().map(|x| x * 2.0).sum();").len(), 1);
+    assert_eq!(parallel_reductions("let s = xs\n  .par_chunks(8)\n  .fold(|| 0.0, |a, b| a + b[0]);").len(), 1);
+    assert!(
+        parallel_reductions("out.par_chunks_mut(8).for_each(|c| c[0] = 1.0); let s = v.iter().sum::<f32>();")
+            .is_empty()
+    );
+}
+
+#[test]
+fn clippy_rules_for_std_transcendentals_are_in_place() {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("clippy.toml")).unwrap();
+    for m in [
+        "f32::exp",
+        "f32::ln",
+        "f32::tanh",
+        "f32::powf",
+        "f32::powi",
+        "f64::exp",
+        "f64::ln",
+        "f32::mul_add",
+        "rayon::iter::ParallelIterator::sum",
+        "rayon::iter::ParallelIterator::reduce",
+        "rayon::iter::ParallelIterator::fold",
+        "std::collections::HashMap",
+    ] {
+        assert!(text.contains(&format!("\"{m}\"")), "clippy.toml lost the rule for {m}");
+    }
+}
