@@ -5,6 +5,7 @@ pub mod activation;
 pub mod attention;
 pub mod config;
 pub mod embed;
+pub mod hooks;
 pub mod layer_norm;
 pub mod loss;
 pub mod params;
