@@ -24,6 +24,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod config;
 pub mod error;
 pub mod io;
 pub mod model;

@@ -1,5 +1,6 @@
 use super::Outcome;
 use crate::error::{Error, Result};
+use crate::io::tensors::{self, Tensor};
 use crate::task::dataset::sha_trained_targets;
 use crate::task::{DataConfig, TaskKind, ZSharing, generate, sha_gen, sha_train, train_split};
 use std::io::Write;
@@ -46,6 +47,9 @@ pub struct Args {
     /// Write the training examples (train order) as JSON lines to this file.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Write the training set as safetensors: `tokens` and `labels` int64 [D, T] in train order.
+    #[arg(long)]
+    out_tensors: Option<PathBuf>,
 }
 
 /// CLI flag of a data config field, for error messages.
@@ -115,6 +119,14 @@ pub fn run(a: Args) -> Result<Outcome> {
     if let Some(path) = a.out {
         write_jsonl(&path, &train).map_err(|e| Error::io(&path, e))?;
         eprintln!("wrote {} examples to {}", train.len(), path.display());
+    }
+    if let Some(path) = a.out_tensors {
+        let (d, t) = (train.len(), train.seq_len());
+        let tokens = train.encoded.iter().flat_map(|e| e.tokens.iter().map(|&x| x as i64)).collect();
+        let labels = train.encoded.iter().flat_map(|e| e.labels.iter().map(|&x| x as i64)).collect();
+        let ts = [Tensor::i64("tokens", vec![d, t], tokens), Tensor::i64("labels", vec![d, t], labels)];
+        tensors::write(&path, &ts, None)?;
+        eprintln!("wrote tokens/labels [{d}, {t}] to {}", path.display());
     }
     Ok(Outcome::Ok)
 }

@@ -1,8 +1,10 @@
 //! The `windtunnel` command line: one clap subcommand per job.
 
 mod data;
+mod export;
 mod gradcheck;
 mod hashes;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -24,6 +26,10 @@ enum Command {
     Data(data::Args),
     /// Check analytic gradients against f64 finite differences.
     Gradcheck(gradcheck::Args),
+    /// Write weights, a batch, logits, loss and gradients (TL names) to one safetensors file.
+    Export(export::Args),
+    /// Compare two safetensors files tensor by tensor (e.g. your port's export against windtunnel's).
+    Verify(verify::Args),
     /// Print the golden tensor-bit hashes of the canonical fixture (logits, loss, gradients).
     Hashes(hashes::Args),
 }
@@ -40,6 +46,8 @@ pub fn main() -> ExitCode {
         Command::Data(a) => data::run(a),
         Command::Gradcheck(a) => gradcheck::run(a),
         Command::Hashes(a) => hashes::run(a),
+        Command::Export(a) => export::run(a),
+        Command::Verify(a) => verify::run(a),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -1,3 +1,6 @@
-//! Files: golden hashes (and, later, safetensors, checkpoints and metrics).
+//! Files: safetensors tensors and TL-named weights, golden hashes.
 
+pub mod export;
 pub mod golden;
+pub mod tensors;
+pub mod weights;

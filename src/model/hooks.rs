@@ -58,7 +58,9 @@ impl<S: Scalar> Model<S> {
             push(p("hook_resid_post"), btc.clone(), ws.resid[l + 1][..n * c].to_vec());
         }
         push("ln_final.hook_scale".into(), vec![b, t, 1], ws.lnf.scale[..n].to_vec());
-        push("ln_final.hook_normalized".into(), btc, ws.lnf.xn[..n * c].to_vec());
+        push("ln_final.hook_normalized".into(), btc.clone(), ws.lnf.xn[..n * c].to_vec());
+        push("unembed.hook_in".into(), btc, ws.lnf_out[..n * c].to_vec());
+        push("unembed.hook_out".into(), vec![b, t, cfg.d_vocab], ws.logits[..n * cfg.d_vocab].to_vec());
         out
     }
 }

@@ -1,0 +1,81 @@
+use super::{DtypeArg, Outcome};
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::io::{export, tensors, weights};
+use crate::numerics::Scalar;
+use crate::rng::{Purpose, Stream};
+use crate::task::{Batch, generate, train_split};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Run config (TOML with [model], [data], [train]); default: the canonical K=10 run.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override a config value, e.g. --set data.k=20 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Initial weights: seed:N (windtunnel's init) or a safetensors file (e.g. golden/tl/init_f32.safetensors).
+    #[arg(long)]
+    init: Option<String>,
+    /// Batch of this many training examples, sampled without replacement (see --batch-seed).
+    #[arg(long, default_value_t = 16)]
+    batch_size: usize,
+    /// Seed of the batch sample: the first B indices of Stream(seed, Fixture, 0).permutation(D).
+    #[arg(long, default_value_t = 0)]
+    batch_seed: u64,
+    /// Use the `tokens` and `labels` tensors of this file instead of sampling a batch.
+    #[arg(long)]
+    batch: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "f32")]
+    dtype: DtypeArg,
+    /// Also write activations as cache.<TL hook name>.
+    #[arg(long)]
+    hooks: bool,
+    /// Output safetensors file.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+pub fn run(a: Args) -> Result<Outcome> {
+    let cfg = RunConfig::load(a.config.as_deref(), &a.set)?;
+    let batch = match &a.batch {
+        Some(p) => export::batch_from_file(&tensors::read(p)?, p)?,
+        None => {
+            let train = train_split(&generate(&cfg.data)?);
+            if !(1..=train.len()).contains(&a.batch_size) {
+                return Err(Error::config(
+                    "--batch-size",
+                    format!("{} (allowed 1..={} = D)", a.batch_size, train.len()),
+                ));
+            }
+            let perm = Stream::new(a.batch_seed, Purpose::Fixture, 0).permutation(train.len());
+            Batch::gather(&train, &perm[..a.batch_size])
+        }
+    };
+    let init = a.init.clone().unwrap_or_else(|| cfg.train.init.clone());
+    match a.dtype {
+        DtypeArg::F32 => write::<f32>(&a, &cfg, &init, &batch),
+        DtypeArg::F64 => write::<f64>(&a, &cfg, &init, &batch),
+    }
+}
+
+fn write<S: Scalar>(a: &Args, cfg: &RunConfig, init: &str, batch: &Batch) -> Result<Outcome> {
+    let model = weights::init_model::<S>(init, &cfg.model)?;
+    let (ts, meta) = export::export_tensors(&model, batch, a.hooks)?;
+    tensors::write(&a.out, &ts, Some(&meta))?;
+    let loss = match &ts.iter().find(|t| t.name == "loss").unwrap().values {
+        tensors::Values::F32(v) => v[0] as f64,
+        tensors::Values::F64(v) => v[0],
+        _ => f64::NAN,
+    };
+    eprintln!(
+        "wrote {} tensors ({} examples × {} positions, {}, loss {loss:.6}) to {}",
+        ts.len(),
+        batch.batch_size,
+        batch.seq_len,
+        S::NAME,
+        a.out.display()
+    );
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,69 @@
+//! The export format (docs/interop.md): parameters under TL names, the batch (`tokens`,
+//! `labels` int64 [B, T], −100 = not scored), `logits` [B, T, V], `loss` [] and `grad.<TL name>`
+//! for every parameter (unclipped), optionally activations as `cache.<TL hook name>`.
+
+use super::tensors::{Tensor, TensorFile, Values};
+use super::weights::{FileMeta, param_tensors};
+use crate::error::{Error, Result};
+use crate::model::Model;
+use crate::numerics::Scalar;
+use crate::task::Batch;
+use std::path::Path;
+
+/// Run forward and backward on `batch` and collect every export tensor.
+pub fn export_tensors<S: Scalar>(model: &Model<S>, batch: &Batch, hooks: bool) -> Result<(Vec<Tensor>, String)> {
+    let mut ws = model.workspace(batch.batch_size, batch.seq_len);
+    model.check_batch(&ws, batch)?;
+    let mut grads = model.new_grads();
+    let loss = model.loss_and_grad(&mut ws, batch, &mut grads);
+    let (b, t, v) = (batch.batch_size, batch.seq_len, model.cfg.d_vocab);
+    let mut out = param_tensors(model);
+    out.push(Tensor::i64("tokens", vec![b, t], batch.tokens.iter().map(|&x| x as i64).collect()));
+    out.push(Tensor::i64("labels", vec![b, t], batch.labels.iter().map(|&x| x as i64).collect()));
+    out.push(Tensor::from_scalars("logits", vec![b, t, v], &ws.logits[..b * t * v]));
+    out.push(Tensor::from_scalars("loss", vec![], &[loss]));
+    for (i, e) in model.layout.entries.iter().enumerate() {
+        out.push(Tensor::from_scalars(format!("grad.{}", e.name), e.shape.clone(), model.layout.view(&grads, i)));
+    }
+    if hooks {
+        for h in model.hook_cache(&ws, batch) {
+            out.push(Tensor::from_scalars(format!("cache.{}", h.name), h.shape, &h.data));
+        }
+    }
+    Ok((out, FileMeta::new("export", &model.cfg, S::NAME).to_json()))
+}
+
+/// Read `tokens` and `labels` (integer [B, T]) from a parsed file into a batch.
+pub fn batch_from_file(file: &TensorFile, path: &Path) -> Result<Batch> {
+    let get = |name: &str| -> Result<(Vec<usize>, Vec<i64>)> {
+        let t =
+            file.get(name).ok_or_else(|| Error::format(path, format!("no tensor `{name}` (expected int64 [B, T])")))?;
+        match &t.values {
+            Values::I64(v) if t.shape.len() == 2 => Ok((t.shape.clone(), v.clone())),
+            _ => Err(Error::format(
+                path,
+                format!("tensor `{name}` is {} {:?}, expected an integer [B, T] tensor", t.dtype_name(), t.shape),
+            )),
+        }
+    };
+    let (ts, tokens) = get("tokens")?;
+    let (ls, labels) = get("labels")?;
+    if ts != ls {
+        return Err(Error::format(path, format!("tokens {ts:?} and labels {ls:?} differ in shape")));
+    }
+    if ts[0] == 0 || ts[1] < 2 {
+        return Err(Error::format(path, format!("batch shape {ts:?}: need B ≥ 1 and T ≥ 2")));
+    }
+    if let Some(bad) = tokens.iter().find(|&&x| !(0..1 << 20).contains(&x)) {
+        return Err(Error::format(path, format!("token id {bad} out of range")));
+    }
+    if let Some(bad) = labels.iter().find(|&&x| x != -100 && !(0..1 << 20).contains(&x)) {
+        return Err(Error::format(path, format!("label {bad} is neither −100 nor a token id")));
+    }
+    Ok(Batch::from_raw(
+        ts[0],
+        ts[1],
+        tokens.iter().map(|&x| x as u32).collect(),
+        labels.iter().map(|&x| x as i32).collect(),
+    ))
+}

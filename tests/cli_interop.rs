@@ -1,0 +1,120 @@
+//! `windtunnel export` and `windtunnel verify` end to end, including bad files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use windtunnel::io::tensors::{self, Values};
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_windtunnel")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wt-interop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn export_then_verify_catches_a_perturbed_tensor_by_name() {
+    let a = tmp("a.safetensors");
+    let (code, _, err) = run(&["export", "--batch-size", "4", "--out", s(&a)]);
+    assert_eq!(code, 0, "{err}");
+    let f = tensors::read(&a).unwrap();
+    for key in ["tokens", "labels", "logits", "loss", "embed.W_E", "grad.unembed.b_U", "grad.blocks.3.attn.W_K"] {
+        assert!(f.get(key).is_some(), "export lacks {key}");
+    }
+    assert_eq!(f.get("logits").unwrap().shape, vec![4, 16, 40]);
+    assert_eq!(f.get("loss").unwrap().shape, Vec::<usize>::new());
+    assert!(matches!(f.get("labels").unwrap().values, Values::I64(_)));
+
+    let (code, out, _) = run(&["verify", s(&a), s(&a)]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("144 tensors compared, 0 failed"), "{out}");
+
+    let mut g = f.clone();
+    let t = g.tensors.iter_mut().find(|t| t.name == "grad.blocks.1.mlp.W_out").unwrap();
+    if let Values::F32(v) = &mut t.values {
+        v[7] += 1e-3;
+    }
+    let b = tmp("b.safetensors");
+    tensors::write(&b, &g.tensors, None).unwrap();
+    let (code, out, _) = run(&["verify", s(&a), s(&b)]);
+    assert_eq!(code, 1);
+    let failing: Vec<&str> = out.lines().filter(|l| l.contains("FAIL")).collect();
+    assert_eq!(failing.len(), 1, "{out}");
+    assert!(failing[0].starts_with("grad.blocks.1.mlp.W_out"), "{out}");
+
+    // Missing and extra keys, and --keys filtering.
+    g.tensors.retain(|t| t.name != "logits");
+    tensors::write(&b, &g.tensors, None).unwrap();
+    let (code, out, _) = run(&["verify", s(&a), s(&b), "--keys", "logits,loss"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("logits") && out.contains("missing in"), "{out}");
+    let (code, out, _) = run(&["verify", s(&a), s(&b), "--keys", "loss"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 tensors compared, 0 failed"), "{out}");
+}
+
+#[test]
+fn bad_files_give_clear_errors_not_panics() {
+    let good = tmp("good.safetensors");
+    run(&["export", "--batch-size", "2", "--out", s(&good)]);
+    let bytes = std::fs::read(&good).unwrap();
+    let trunc = tmp("trunc.safetensors");
+    std::fs::write(&trunc, &bytes[..bytes.len() / 2]).unwrap();
+    let junk = tmp("junk.safetensors");
+    std::fs::write(&junk, b"# not a tensor file\nhello world\n").unwrap();
+    let empty = tmp("empty.safetensors");
+    std::fs::write(&empty, b"").unwrap();
+    for bad in [&trunc, &junk, &empty] {
+        for args in
+            [vec!["verify", s(&good), s(bad)], vec!["export", "--init", s(bad), "--out", s(&tmp("x.safetensors"))]]
+        {
+            let (code, _, err) = run(&args);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(err.contains("not a") && err.contains(s(bad)) && !err.contains("panicked"), "{err}");
+        }
+    }
+    let (code, _, err) = run(&["verify", s(&good), "/nonexistent/file.safetensors"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("No such file"), "{err}");
+
+    // A weights file of another config.
+    let small = tmp("small.safetensors");
+    let (code, _, err) = run(&["export", "--set", "model.n_layers=2", "--batch-size", "2", "--out", s(&small)]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&["export", "--init", s(&small), "--out", s(&tmp("y.safetensors"))]);
+    assert_eq!(code, 2);
+    assert!(err.contains("another config") && err.contains("n_layers=2"), "{err}");
+    // A batch file without labels.
+    let (code, _, err) = run(&["export", "--batch", s(&tmp("y.safetensors")), "--out", s(&tmp("z.safetensors"))]);
+    assert_eq!(code, 2);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn export_on_the_authors_init_reproduces_the_tl_batch_loss() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let init = root.join("golden/tl/init_f64.safetensors");
+    let tl = root.join("golden/tl/grads_f64.safetensors");
+    let out = tmp("wt_tl.safetensors");
+    let (code, _, err) = run(&["export", "--init", s(&init), "--batch", s(&tl), "--dtype", "f64", "--out", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = run(&[
+        "verify",
+        s(&tl),
+        s(&out),
+        "--keys",
+        "loss,logits,grad.blocks.0.mlp",
+        "--rtol",
+        "1e-9",
+        "--atol",
+        "1e-14",
+    ]);
+    assert_eq!(code, 0, "{out}");
+}
