@@ -29,7 +29,9 @@ pub mod error;
 pub mod io;
 pub mod model;
 pub mod numerics;
+pub mod optim;
 pub mod rng;
 pub mod task;
+pub mod train;
 
 pub use error::{Error, Result};

@@ -4,6 +4,7 @@ mod data;
 mod export;
 mod gradcheck;
 mod hashes;
+mod train;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -22,6 +23,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Train a model (default: the canonical K=10 run to its transition) and summarise the run.
+    Train(train::Args),
     /// Generate the author's task data and print its hashes (spec §2.4).
     Data(data::Args),
     /// Check analytic gradients against f64 finite differences.
@@ -44,6 +47,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Data(a) => data::run(a),
+        Command::Train(a) => train::run(a),
         Command::Gradcheck(a) => gradcheck::run(a),
         Command::Hashes(a) => hashes::run(a),
         Command::Export(a) => export::run(a),

@@ -65,3 +65,9 @@ pub fn powi_f64(x: f64, n: u64) -> f64 {
 pub fn ln(x: f64) -> f64 {
     libm::log(x)
 }
+
+/// `x ** y` for f64, as Python's float power (C `pow`; see [`powi_f64`]).
+#[inline(always)]
+pub fn pow(x: f64, y: f64) -> f64 {
+    libm::pow(x, y)
+}

@@ -1,0 +1,191 @@
+use super::{DtypeArg, Outcome};
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::io::weights;
+use crate::numerics::Scalar;
+use crate::train::record::Record;
+use crate::train::rundir::{RunDir, Summary};
+use crate::train::{Trainer, tau};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Run config (TOML with [model], [data], [train]; see configs/). Without it: the canonical
+    /// K=10 run, stopped 1000 steps after T1.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override a config value, e.g. --set train.lr=2e-3 --set data.k=20 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Run directory (default: runs/<config name>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "f32")]
+    dtype: DtypeArg,
+    /// Continue the run in this directory bit-exactly from its last checkpoint.
+    #[arg(long, conflicts_with_all = ["config", "set", "out", "force"])]
+    resume: Option<PathBuf>,
+    /// Delete an existing run directory and start over.
+    #[arg(long)]
+    force: bool,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Steps after T1 at which the default run (no --config) stops.
+pub const DEFAULT_MARGIN: u64 = 1000;
+
+pub fn run(a: Args) -> Result<Outcome> {
+    if let Some(dir) = &a.resume {
+        let (cfg, dtype) = RunDir::read_config(dir)?;
+        return match dtype.as_str() {
+            "f32" => train::<f32>(cfg, dir, true, false, a.quiet),
+            "f64" => train::<f64>(cfg, dir, true, false, a.quiet),
+            d => Err(Error::format(dir, format!("manifest dtype {d:?} is not f32 or f64"))),
+        };
+    }
+    let mut overrides = a.set.clone();
+    if a.config.is_none() && !overrides.iter().any(|s| s.starts_with("train.stop_after_t1")) {
+        overrides.insert(0, format!("train.stop_after_t1={DEFAULT_MARGIN}"));
+    }
+    let cfg = RunConfig::load(a.config.as_deref(), &overrides)?;
+    let name = match &a.config {
+        Some(p) => p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into()),
+        None => format!("canonical-k{}", cfg.data.k),
+    };
+    let out = a.out.clone().unwrap_or_else(|| Path::new("runs").join(name));
+    match a.dtype {
+        DtypeArg::F32 => train::<f32>(cfg, &out, false, a.force, a.quiet),
+        DtypeArg::F64 => train::<f64>(cfg, &out, false, a.force, a.quiet),
+    }
+}
+
+fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, quiet: bool) -> Result<Outcome> {
+    let model = weights::init_model::<S>(&cfg.train.init, &cfg.model)?;
+    let mut trainer = Trainer::new(cfg, model, Path::new("."))?;
+    let mut rundir = if resume {
+        let r = RunDir::resume(dir, &mut trainer)?;
+        eprintln!("resuming {} at step {}", dir.display(), trainer.state.step);
+        r
+    } else {
+        RunDir::create(dir, &trainer.cfg, S::NAME, force)?
+    };
+    if trainer.finished() {
+        eprintln!("{} is already complete ({} steps)", dir.display(), trainer.state.step);
+    }
+    let tc = trainer.cfg.train.clone();
+    let ln_k = trainer.ln_k();
+    eprintln!(
+        "training {} ({}; K={}, D={}, batch {}, lr {:e}, {:?}{}) → {}",
+        cfg_label(&trainer),
+        S::NAME,
+        trainer.cfg.data.k,
+        trainer.train.len(),
+        tc.batch_size,
+        tc.lr,
+        tc.schedule,
+        tc.grad_clip.map(|c| format!(", clip {c}")).unwrap_or_default(),
+        dir.display()
+    );
+    let interactive = !quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+    let bar = ProgressBar::new(tc.max_steps);
+    if interactive {
+        bar.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg} · {per_sec} · ETA {eta}")
+                .expect("valid template")
+                .progress_chars("█▌ "),
+        );
+        bar.set_position(trainer.state.step);
+    } else {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    let plain_every = (1000 / tc.eval_every).max(1);
+    let (b1, b2) = (bar.clone(), bar.clone());
+    let mut n_records = 0u64;
+    rundir.on_step = Some(Box::new(move |step, _| b1.set_position(step)));
+    rundir.on_record = Some(Box::new(move |r: &Record| {
+        let msg = format!(
+            "loss {:.3} · cand {} (ln K {ln_k:.3}) · Δz {}",
+            r.train_loss,
+            r.candidate_loss.map_or("–".into(), |c| format!("{c:.3}")),
+            r.dz_paper.map_or("–".into(), |d| format!("{d:+.3}"))
+        );
+        b2.set_message(msg.clone());
+        n_records += 1;
+        if !interactive && !quiet && n_records % plain_every == 0 {
+            eprintln!("step {:>7}  {msg}  ({:.1} steps/s)", r.step, r.steps_per_s);
+        }
+    }));
+    let result = trainer.run(&mut rundir);
+    bar.finish_and_clear();
+    result?;
+    let summary = rundir.finish(&trainer)?;
+    print_summary(dir, &summary);
+    Ok(Outcome::Ok)
+}
+
+fn cfg_label<S: Scalar>(t: &Trainer<S>) -> String {
+    format!("{} K={}", t.cfg.data.task.name(), t.cfg.data.k)
+}
+
+fn opt_step(x: Option<u64>) -> String {
+    x.map_or("not reached".into(), |v| v.to_string())
+}
+
+/// The human-readable end-of-run report.
+pub fn print_summary(dir: &Path, s: &Summary) {
+    let stop = s.stopped.clone().unwrap_or_else(|| "reached max_steps".into());
+    println!("run {}: {} steps ({stop})", dir.display(), s.steps);
+    println!(
+        "  time: {:.0} s training + {:.0} s evaluation ({:.1}% eval overhead), {:.1} steps/s",
+        s.train_seconds,
+        s.eval_seconds,
+        100.0 * s.eval_overhead,
+        s.steps_per_s
+    );
+    if let Some(p) = &s.plateau {
+        println!(
+            "  plateau (evals at steps {}–{}): candidate loss {} = {} × ln K (ln {} = {:.3})",
+            p.window.0,
+            p.window.1,
+            p.candidate_loss.map_or("–".into(), |c| format!("{c:.3}")),
+            p.candidate_over_ln_k.map_or("–".into(), |c| format!("{c:.3}")),
+            s.k,
+            s.ln_k
+        );
+        println!(
+            "           first-target loss {:.3} = {:.3} × ln 36; all-target loss {:.3} = {:.3} × (4/5)·ln 36 = {:.3}",
+            p.first_target_loss,
+            p.first_target_over_ln36,
+            p.train_loss,
+            p.train_over_four_fifths_ln36,
+            0.8 * tau::ln36()
+        );
+    }
+    let t = &s.taus;
+    println!(
+        "  waiting times: T1 = {} (candidate < ½ ln K), T2 = {}, T3 = {}{}, T4 = {}; Δz onset (> 0.1) = {}",
+        opt_step(t.t1),
+        opt_step(t.t2),
+        opt_step(t.t3),
+        match (t.t3_start, t.t3_end) {
+            (Some(a), Some(b)) => format!(" ({a}→{b})"),
+            _ => String::new(),
+        },
+        opt_step(t.t4),
+        opt_step(t.dz_onset)
+    );
+    if let Some(r) = &s.final_record {
+        println!(
+            "  final (step {}): candidate loss {}, candidate accuracy {}, Δz {} nats",
+            r.step,
+            r.candidate_loss.map_or("–".into(), |c| format!("{c:.4}")),
+            r.candidate_accuracy.map_or("–".into(), |c| format!("{:.1}%", 100.0 * c)),
+            r.dz_paper.map_or("–".into(), |d| format!("{d:.2}"))
+        );
+    }
+    println!("  files: {}/metrics.jsonl, summary.json, checkpoints/", dir.display());
+}

@@ -1,0 +1,115 @@
+//! Checkpoints, written atomically (temp file + fsync + rename: a run killed mid-write leaves the
+//! previous file, never a truncated one).
+//!
+//! - `checkpoints/step_NNNNNNNN.safetensors`: parameters under TL names (loadable by
+//!   TransformerLens and by `--init`), at step 0, every power of two, every `checkpoint_every`
+//!   steps and at the end.
+//! - `resume.safetensors`: the latest state needed to continue bit-exactly — parameters, Adam
+//!   moments (`adam.m.<name>`, `adam.v.<name>`), and in the metadata the step (which is also the
+//!   data cursor: batch order, z-shuffles and candidate evals are functions of the step), Adam's
+//!   update count, the running eval-window sums and the stopping counters.
+
+use super::record::Window;
+use crate::error::{Error, Result};
+use crate::io::tensors::{self, Tensor};
+use crate::io::weights::{FileMeta, param_tensors};
+use crate::model::{Model, ModelConfig};
+use crate::numerics::Scalar;
+use crate::optim::AdamW;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Everything besides tensors that determines how training continues.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrainState {
+    /// Optimizer steps completed (the data cursor).
+    pub step: u64,
+    pub examples_seen: u64,
+    pub window: Window,
+    pub last_lr: f64,
+    /// Consecutive evals below the early-stop threshold.
+    pub early_stop_count: u64,
+    /// Step at which candidate_loss first fell below 0.5·ln K.
+    pub t1_step: Option<u64>,
+    /// Why the run stopped, once it has.
+    pub stopped: Option<String>,
+    /// Seconds spent training and evaluating, summed over sessions.
+    pub train_seconds: f64,
+    pub eval_seconds: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct ResumeMeta {
+    #[serde(flatten)]
+    file: FileMeta,
+    adam_t: u64,
+    state: TrainState,
+}
+
+pub fn checkpoint_path(run: &Path, step: u64) -> PathBuf {
+    run.join("checkpoints").join(format!("step_{step:08}.safetensors"))
+}
+
+/// Whether a parameters checkpoint is due after `step` completed steps.
+pub fn is_checkpoint_step(step: u64, every: u64, max_steps: u64) -> bool {
+    step == 0 || step.is_power_of_two() || step % every == 0 || step == max_steps
+}
+
+pub fn save_params<S: Scalar>(run: &Path, model: &Model<S>, step: u64) -> Result<()> {
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&FileMeta::new("checkpoint", &model.cfg, S::NAME).to_json()).unwrap();
+    meta["step"] = step.into();
+    let path = checkpoint_path(run, step);
+    std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| Error::io(&path, e))?;
+    tensors::write(&path, &param_tensors(model), Some(&meta.to_string()))
+}
+
+pub fn save_resume<S: Scalar>(run: &Path, model: &Model<S>, opt: &AdamW<S>, state: &TrainState) -> Result<()> {
+    let mut ts = param_tensors(model);
+    for (i, e) in model.layout.entries.iter().enumerate() {
+        ts.push(Tensor::from_scalars(format!("adam.m.{}", e.name), e.shape.clone(), model.layout.view(&opt.m, i)));
+        ts.push(Tensor::from_scalars(format!("adam.v.{}", e.name), e.shape.clone(), model.layout.view(&opt.v, i)));
+    }
+    let meta = ResumeMeta { file: FileMeta::new("resume", &model.cfg, S::NAME), adam_t: opt.t, state: state.clone() };
+    tensors::write(&run.join("resume.safetensors"), &ts, Some(&serde_json::to_string(&meta).unwrap()))
+}
+
+/// Load `resume.safetensors` into a model and optimizer of the given config and dtype.
+pub fn load_resume<S: Scalar>(run: &Path, cfg: &ModelConfig, opt: &mut AdamW<S>) -> Result<(Model<S>, TrainState)> {
+    let path = run.join("resume.safetensors");
+    if !path.exists() {
+        return Err(Error::format(&path, "missing: the run has no resumable state (was it started by this version?)"));
+    }
+    let file = tensors::read(&path)?;
+    let meta: ResumeMeta = file
+        .metadata
+        .as_deref()
+        .and_then(|m| serde_json::from_str(m).ok())
+        .ok_or_else(|| Error::format(&path, "no readable resume metadata"))?;
+    if meta.file.dtype != S::NAME {
+        return Err(Error::format(
+            &path,
+            format!("was written by a {} run; resume with --dtype {}", meta.file.dtype, meta.file.dtype),
+        ));
+    }
+    let model = crate::io::weights::model_from_file::<S>(&file, &path, Some(cfg))?;
+    for (i, e) in model.layout.entries.iter().enumerate() {
+        for (prefix, dst) in [("adam.m.", &mut opt.m), ("adam.v.", &mut opt.v)] {
+            let t = file
+                .get(&format!("{prefix}{}", e.name))
+                .ok_or_else(|| Error::format(&path, format!("missing {prefix}{}", e.name)))?;
+            let vals = t
+                .to_scalars::<S>()
+                .ok_or_else(|| Error::format(&path, format!("{prefix}{} is not a float tensor", e.name)))?;
+            if vals.len() != e.len {
+                return Err(Error::format(
+                    &path,
+                    format!("{prefix}{} has {} values, expected {}", e.name, vals.len(), e.len),
+                ));
+            }
+            model.layout.view_mut(dst, i).copy_from_slice(&vals);
+        }
+    }
+    opt.t = meta.adam_t;
+    Ok((model, meta.state))
+}

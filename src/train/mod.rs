@@ -1,0 +1,14 @@
+//! Training runs: the author's trainer, its logged metrics, waiting times, checkpoints with exact
+//! resume, and the run directory.
+
+pub mod batcher;
+pub mod checkpoint;
+pub mod eval;
+pub mod record;
+pub mod rundir;
+pub mod tau;
+pub mod trainer;
+
+pub use checkpoint::TrainState;
+pub use record::Record;
+pub use trainer::{MemorySink, Sink, Trainer};

@@ -1,0 +1,228 @@
+//! The run directory: `config.toml` (resolved), `manifest.json`, `metrics.jsonl`,
+//! `summary.json`, `checkpoints/`, `resume.safetensors`.
+
+use super::checkpoint::{TrainState, load_resume, save_params, save_resume};
+use super::record::Record;
+use super::tau::{Plateau, Taus, plateau, taus};
+use super::trainer::{Sink, Trainer};
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::io::tensors::write_atomic;
+use crate::numerics::Scalar;
+use crate::optim::{AdamW, AdamWParams};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Provenance of a run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Manifest {
+    pub windtunnel_version: String,
+    pub git_revision: String,
+    pub threads: usize,
+    /// Widest SIMD extension of this CPU, and the level the binary was compiled for.
+    pub simd_cpu: String,
+    pub simd_compiled: String,
+    pub dtype: String,
+    pub command: Vec<String>,
+    pub started_unix_s: u64,
+}
+
+pub fn simd_cpu() -> String {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return "avx512f".into();
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return "avx2".into();
+        }
+        "sse2".into()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        std::env::consts::ARCH.into()
+    }
+}
+
+pub fn simd_compiled() -> String {
+    if cfg!(target_feature = "avx512f") {
+        "avx512f"
+    } else if cfg!(target_feature = "avx2") {
+        "avx2"
+    } else if cfg!(target_feature = "sse2") {
+        "sse2"
+    } else {
+        "baseline"
+    }
+    .into()
+}
+
+impl Manifest {
+    pub fn current(dtype: &str) -> Self {
+        Manifest {
+            windtunnel_version: env!("CARGO_PKG_VERSION").into(),
+            git_revision: env!("WINDTUNNEL_GIT_REV").into(),
+            threads: rayon::current_num_threads(),
+            simd_cpu: simd_cpu(),
+            simd_compiled: simd_compiled(),
+            dtype: dtype.into(),
+            command: std::env::args().collect(),
+            started_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// `summary.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Summary {
+    pub steps: u64,
+    pub stopped: Option<String>,
+    pub k: usize,
+    pub d: usize,
+    pub ln_k: f64,
+    pub taus: Taus,
+    pub plateau: Option<Plateau>,
+    pub final_record: Option<Record>,
+    pub train_seconds: f64,
+    pub eval_seconds: f64,
+    /// eval_seconds / train_seconds.
+    pub eval_overhead: f64,
+    pub steps_per_s: f64,
+}
+
+pub fn summarize(records: &[Record], state: &TrainState, cfg: &RunConfig, d: usize) -> Summary {
+    let t = taus(records, cfg.data.k);
+    let p = plateau(records, cfg.data.k, t.t1);
+    Summary {
+        steps: state.step,
+        stopped: state.stopped.clone(),
+        k: cfg.data.k,
+        d,
+        ln_k: crate::numerics::math::ln(cfg.data.k as f64),
+        taus: t,
+        plateau: p,
+        final_record: records.last().cloned(),
+        train_seconds: state.train_seconds,
+        eval_seconds: state.eval_seconds,
+        eval_overhead: if state.train_seconds > 0.0 { state.eval_seconds / state.train_seconds } else { 0.0 },
+        steps_per_s: if state.train_seconds > 0.0 {
+            state.step as f64 / (state.train_seconds + state.eval_seconds)
+        } else {
+            0.0
+        },
+    }
+}
+
+pub fn read_records(path: &Path) -> Result<Vec<Record>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| Error::format(path, format!("line {}: {e}", i + 1))))
+        .collect()
+}
+
+/// Writes a run directory as the trainer goes.
+pub struct RunDir {
+    pub path: PathBuf,
+    metrics: std::fs::File,
+    /// Called for every record (progress display).
+    pub on_record: Option<Box<dyn FnMut(&Record)>>,
+    /// Called after every step with (step, loss).
+    pub on_step: Option<Box<dyn FnMut(u64, f64)>>,
+}
+
+impl RunDir {
+    /// Create a new run directory. An existing non-empty one is an error unless `force`, which
+    /// deletes it first.
+    pub fn create(path: &Path, cfg: &RunConfig, dtype: &str, force: bool) -> Result<Self> {
+        if path.exists() && std::fs::read_dir(path).map(|mut d| d.next().is_some()).unwrap_or(true) {
+            if !force {
+                return Err(Error::other(format!(
+                    "run directory {} already exists; use --resume {} to continue it or --force to start over",
+                    path.display(),
+                    path.display()
+                )));
+            }
+            std::fs::remove_dir_all(path).map_err(|e| Error::io(path, e))?;
+        }
+        std::fs::create_dir_all(path.join("checkpoints")).map_err(|e| Error::io(path, e))?;
+        write_atomic(&path.join("config.toml"), cfg.to_toml().as_bytes())?;
+        let manifest = serde_json::to_string_pretty(&Manifest::current(dtype)).unwrap();
+        write_atomic(&path.join("manifest.json"), manifest.as_bytes())?;
+        Self::open(path)
+    }
+
+    fn open(path: &Path) -> Result<Self> {
+        let mp = path.join("metrics.jsonl");
+        let metrics = std::fs::OpenOptions::new().create(true).append(true).open(&mp).map_err(|e| Error::io(&mp, e))?;
+        Ok(RunDir { path: path.to_path_buf(), metrics, on_record: None, on_step: None })
+    }
+
+    /// The config and dtype of an existing run.
+    pub fn read_config(path: &Path) -> Result<(RunConfig, String)> {
+        let cp = path.join("config.toml");
+        if !cp.exists() {
+            return Err(Error::format(path, "not a windtunnel run directory (no config.toml)"));
+        }
+        let cfg = RunConfig::load(Some(&cp), &[])?;
+        let mp = path.join("manifest.json");
+        let text = std::fs::read_to_string(&mp).map_err(|e| Error::io(&mp, e))?;
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::format(&mp, e.to_string()))?;
+        Ok((cfg, m.dtype))
+    }
+
+    /// Reopen a run for resuming: load `resume.safetensors` into `trainer` and drop metric
+    /// records newer than the resumed step (they are regenerated identically).
+    pub fn resume<S: Scalar>(path: &Path, trainer: &mut Trainer<S>) -> Result<Self> {
+        let c = &trainer.cfg.train;
+        let hp = AdamWParams { beta1: c.beta1, beta2: c.beta2, eps: c.adam_eps, weight_decay: c.weight_decay };
+        let mut opt = AdamW::new(hp, trainer.model.layout.total);
+        let (model, state) = load_resume(path, &trainer.cfg.model, &mut opt)?;
+        let mp = path.join("metrics.jsonl");
+        let kept: Vec<Record> = read_records(&mp)?.into_iter().filter(|r| r.step <= state.step).collect();
+        let text: String = kept.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect();
+        write_atomic(&mp, text.as_bytes())?;
+        trainer.restore(model, opt, state);
+        Self::open(path)
+    }
+
+    /// Write `summary.json` and return the summary.
+    pub fn finish<S: Scalar>(&self, trainer: &Trainer<S>) -> Result<Summary> {
+        let records = read_records(&self.path.join("metrics.jsonl"))?;
+        let s = summarize(&records, &trainer.state, &trainer.cfg, trainer.train.len());
+        write_atomic(&self.path.join("summary.json"), serde_json::to_string_pretty(&s).unwrap().as_bytes())?;
+        Ok(s)
+    }
+}
+
+impl<S: Scalar> Sink<S> for RunDir {
+    fn record(&mut self, _: &Trainer<S>, r: &Record) -> Result<()> {
+        let mp = self.path.join("metrics.jsonl");
+        writeln!(self.metrics, "{}", serde_json::to_string(r).unwrap()).map_err(|e| Error::io(&mp, e))?;
+        self.metrics.flush().map_err(|e| Error::io(&mp, e))?;
+        if let Some(f) = self.on_record.as_mut() {
+            f(r);
+        }
+        Ok(())
+    }
+
+    fn checkpoint(&mut self, t: &Trainer<S>) -> Result<()> {
+        save_params(&self.path, &t.model, t.state.step)?;
+        save_resume(&self.path, &t.model, &t.opt, &t.state)
+    }
+
+    fn progress(&mut self, t: &Trainer<S>, stats: &super::eval::BatchStats) {
+        if let Some(f) = self.on_step.as_mut() {
+            f(t.state.step, stats.loss);
+        }
+    }
+}

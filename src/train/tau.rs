@@ -1,0 +1,116 @@
+//! Waiting times T1–T4 and plateau heights from a metrics log (spec §7.1, §7.4).
+
+use super::record::Record;
+use serde::{Deserialize, Serialize};
+
+/// ln 36: the full-vocabulary first-token loss on the plateau.
+pub fn ln36() -> f64 {
+    crate::numerics::math::ln(36.0)
+}
+
+/// First eval step where `f(record) < threshold`.
+fn first_below(recs: &[Record], threshold: f64, f: impl Fn(&Record) -> Option<f64>) -> Option<u64> {
+    recs.iter().find(|r| f(r).is_some_and(|v| v < threshold)).map(|r| r.step)
+}
+
+/// T1 at a threshold fraction: first step with `candidate_loss < frac·ln K`.
+pub fn t1_at(recs: &[Record], ln_k: f64, frac: f64) -> Option<u64> {
+    first_below(recs, frac * ln_k, |r| r.candidate_loss)
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Taus {
+    /// First step with candidate_loss < 0.5 ln K (τ(D) law, D-confound, probes).
+    pub t1: Option<u64>,
+    /// First step with first_target_loss < 0.5 ln K (batch sweep, post-hoc analyses).
+    pub t2: Option<u64>,
+    /// Transition-window width t_end − t_start (LR sweep): t_end = first step with
+    /// candidate_loss < 0.05 ln K, t_start = last step before t_end with candidate_loss > 0.95 ln K.
+    pub t3: Option<u64>,
+    pub t3_start: Option<u64>,
+    pub t3_end: Option<u64>,
+    /// "Loss onset": first step with first_target_loss < 0.9 ln K (Δz-lead analysis).
+    pub t4: Option<u64>,
+    /// First step with the paper-compatible Δz > 0.1 nats.
+    pub dz_onset: Option<u64>,
+    /// T1 at threshold fractions 0.3, 0.4, 0.5, 0.6, 0.7 of ln K.
+    pub t1_fractions: Vec<(f64, Option<u64>)>,
+}
+
+pub fn taus(recs: &[Record], k: usize) -> Taus {
+    if k < 2 {
+        return Taus::default();
+    }
+    let ln_k = crate::numerics::math::ln(k as f64);
+    let t3_end = first_below(recs, 0.05 * ln_k, |r| r.candidate_loss);
+    let t3_start = t3_end.and_then(|end| {
+        recs.iter().filter(|r| r.step < end && r.candidate_loss.is_some_and(|c| c > 0.95 * ln_k)).map(|r| r.step).last()
+    });
+    Taus {
+        t1: t1_at(recs, ln_k, 0.5),
+        t2: first_below(recs, 0.5 * ln_k, |r| Some(r.first_target_loss)),
+        t3: match (t3_start, t3_end) {
+            (Some(s), Some(e)) => Some(e - s),
+            _ => None,
+        },
+        t3_start,
+        t3_end,
+        t4: first_below(recs, 0.9 * ln_k, |r| Some(r.first_target_loss)),
+        dz_onset: recs.iter().find(|r| r.dz_paper.is_some_and(|d| d > 0.1)).map(|r| r.step),
+        t1_fractions: [0.3, 0.4, 0.5, 0.6, 0.7].iter().map(|&f| (f, t1_at(recs, ln_k, f))).collect(),
+    }
+}
+
+/// Losses on the plateau and their reference values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plateau {
+    /// Eval steps used: those in [0.2·T1, 0.8·T1] (or [0.2·last, last] without a transition).
+    pub window: (u64, u64),
+    pub n_evals: usize,
+    /// Median candidate loss and its ratio to ln K (expected ≈ 1).
+    pub candidate_loss: Option<f64>,
+    pub candidate_over_ln_k: Option<f64>,
+    /// Median full-vocabulary first-target loss and its ratio to ln 36 (expected ≈ 1).
+    pub first_target_loss: f64,
+    pub first_target_over_ln36: f64,
+    /// Median all-target train loss and its ratio to (4/5)·ln 36 = 2.867 (EOS learned, A uniform).
+    pub train_loss: f64,
+    pub train_over_four_fifths_ln36: f64,
+    pub ln_k: f64,
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) })
+}
+
+pub fn plateau(recs: &[Record], k: usize, t1: Option<u64>) -> Option<Plateau> {
+    let last = recs.last()?.step;
+    let (lo, hi) = match t1 {
+        Some(t) => (t / 5, t * 4 / 5),
+        None => (last / 5, last),
+    };
+    let w: Vec<&Record> = recs.iter().filter(|r| r.step >= lo && r.step <= hi).collect();
+    if w.is_empty() {
+        return None;
+    }
+    let ln_k = crate::numerics::math::ln(k as f64);
+    let cand = median(w.iter().filter_map(|r| r.candidate_loss).collect());
+    let first = median(w.iter().map(|r| r.first_target_loss).collect())?;
+    let train = median(w.iter().map(|r| r.train_loss).collect())?;
+    Some(Plateau {
+        window: (lo, hi),
+        n_evals: w.len(),
+        candidate_loss: cand,
+        candidate_over_ln_k: cand.filter(|_| k > 1).map(|c| c / ln_k),
+        first_target_loss: first,
+        first_target_over_ln36: first / ln36(),
+        train_loss: train,
+        train_over_four_fifths_ln36: train / (0.8 * ln36()),
+        ln_k,
+    })
+}
