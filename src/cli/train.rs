@@ -115,7 +115,7 @@ fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, quiet
         );
         b2.set_message(msg.clone());
         n_records += 1;
-        if !interactive && !quiet && n_records % plain_every == 0 {
+        if !interactive && !quiet && n_records.is_multiple_of(plain_every) {
             eprintln!("step {:>7}  {msg}  ({:.1} steps/s)", r.step, r.steps_per_s);
         }
     }));

@@ -65,11 +65,11 @@ impl<S: Scalar> AdamW<S> {
             .zip(grads.par_chunks(CHUNK))
             .for_each(|(((p, m), v), g)| {
                 for i in 0..p.len() {
-                    p[i] = p[i] * decay;
+                    p[i] *= decay;
                     m[i] = m[i] + w1 * (g[i] - m[i]);
                     v[i] = v[i] * b2 + w2 * g[i] * g[i];
                     let denom = v[i].sqrt() / bc2_sqrt + eps;
-                    p[i] = p[i] + neg_step * m[i] / denom;
+                    p[i] += neg_step * m[i] / denom;
                 }
             });
     }

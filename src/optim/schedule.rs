@@ -7,6 +7,7 @@ use crate::numerics::math;
 /// `lambda(step)` in f64, exactly as the author's `get_lr_scheduler`: `step/warmup` during
 /// warmup, then `0.5·(1 + cos_f32(f32(progress·3.14159)))` — the literal 3.14159, not π, and a
 /// float32 cosine, because `torch.tensor(python_float)` is float32.
+#[allow(clippy::approx_constant)] // the author's literal 3.14159, deliberately not π
 pub fn lr_multiplier(schedule: Schedule, step: u64, warmup: u64, max_steps: u64) -> f64 {
     match schedule {
         Schedule::Constant => 1.0,

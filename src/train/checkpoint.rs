@@ -52,7 +52,7 @@ pub fn checkpoint_path(run: &Path, step: u64) -> PathBuf {
 
 /// Whether a parameters checkpoint is due after `step` completed steps.
 pub fn is_checkpoint_step(step: u64, every: u64, max_steps: u64) -> bool {
-    step == 0 || step.is_power_of_two() || step % every == 0 || step == max_steps
+    step == 0 || step.is_power_of_two() || step.is_multiple_of(every) || step == max_steps
 }
 
 pub fn save_params<S: Scalar>(run: &Path, model: &Model<S>, step: u64) -> Result<()> {

@@ -130,14 +130,19 @@ pub fn read_records(path: &Path) -> Result<Vec<Record>> {
         .collect()
 }
 
+/// Display callback for each eval record.
+pub type RecordHook = Box<dyn FnMut(&Record)>;
+/// Display callback after each step: (step, loss).
+pub type StepHook = Box<dyn FnMut(u64, f64)>;
+
 /// Writes a run directory as the trainer goes.
 pub struct RunDir {
     pub path: PathBuf,
     metrics: std::fs::File,
     /// Called for every record (progress display).
-    pub on_record: Option<Box<dyn FnMut(&Record)>>,
+    pub on_record: Option<RecordHook>,
     /// Called after every step with (step, loss).
-    pub on_step: Option<Box<dyn FnMut(u64, f64)>>,
+    pub on_step: Option<StepHook>,
 }
 
 impl RunDir {

@@ -44,7 +44,11 @@ pub fn taus(recs: &[Record], k: usize) -> Taus {
     let ln_k = crate::numerics::math::ln(k as f64);
     let t3_end = first_below(recs, 0.05 * ln_k, |r| r.candidate_loss);
     let t3_start = t3_end.and_then(|end| {
-        recs.iter().filter(|r| r.step < end && r.candidate_loss.is_some_and(|c| c > 0.95 * ln_k)).map(|r| r.step).last()
+        recs.iter()
+            .rev()
+            .filter(|r| r.step < end && r.candidate_loss.is_some_and(|c| c > 0.95 * ln_k))
+            .map(|r| r.step)
+            .next()
     });
     Taus {
         t1: t1_at(recs, ln_k, 0.5),

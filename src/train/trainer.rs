@@ -201,7 +201,7 @@ impl<S: Scalar> Trainer<S> {
             let stats = self.step()?;
             sink.progress(self, &stats);
             let step = self.state.step;
-            if step % tc.eval_every == 0 {
+            if step.is_multiple_of(tc.eval_every) {
                 let r = self.evaluate()?;
                 sink.record(self, &r)?;
             }
