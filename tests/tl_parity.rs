@@ -51,7 +51,8 @@ fn check_parity<S: Scalar>(init: &str, grads: &str, tol: f64) -> Outcome {
     let batch = batch_from_file(&file, &golden(grads)).unwrap();
     let mut ws = model.workspace(batch.batch_size, batch.seq_len);
     let mut g = model.new_grads();
-    let loss = model.loss_and_grad(&mut ws, &batch, &mut g);
+    let loss = model.forward(&mut ws, &batch);
+    model.backward(&mut ws, &batch, &mut g);
     let n = ws.rows() * model.cfg.d_vocab;
     let mut worst = (String::new(), 0.0f64);
     let mut record = |name: &str, err: f64| {

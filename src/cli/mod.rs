@@ -1,5 +1,6 @@
 //! The `windtunnel` command line: one clap subcommand per job.
 
+mod bench;
 mod data;
 mod export;
 mod gradcheck;
@@ -33,6 +34,8 @@ enum Command {
     Export(export::Args),
     /// Compare two safetensors files tensor by tensor (e.g. your port's export against windtunnel's).
     Verify(verify::Args),
+    /// Time full training steps (forward, backward, AdamW, periodic eval).
+    Bench(bench::Args),
     /// Print the golden tensor-bit hashes of the canonical fixture (logits, loss, gradients).
     Hashes(hashes::Args),
 }
@@ -50,6 +53,7 @@ pub fn main() -> ExitCode {
         Command::Train(a) => train::run(a),
         Command::Gradcheck(a) => gradcheck::run(a),
         Command::Hashes(a) => hashes::run(a),
+        Command::Bench(a) => bench::run(a),
         Command::Export(a) => export::run(a),
         Command::Verify(a) => verify::run(a),
     };

@@ -15,7 +15,8 @@ pub fn export_tensors<S: Scalar>(model: &Model<S>, batch: &Batch, hooks: bool) -
     let mut ws = model.workspace(batch.batch_size, batch.seq_len);
     model.check_batch(&ws, batch)?;
     let mut grads = model.new_grads();
-    let loss = model.loss_and_grad(&mut ws, batch, &mut grads);
+    let loss = model.forward(&mut ws, batch);
+    model.backward(&mut ws, batch, &mut grads);
     let (b, t, v) = (batch.batch_size, batch.seq_len, model.cfg.d_vocab);
     let mut out = param_tensors(model);
     out.push(Tensor::i64("tokens", vec![b, t], batch.tokens.iter().map(|&x| x as i64).collect()));

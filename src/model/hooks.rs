@@ -19,7 +19,7 @@ impl<S: Scalar> Model<S> {
     /// module order.
     pub fn hook_cache(&self, ws: &Workspace<S>, batch: &Batch) -> Vec<Hook<S>> {
         let cfg = &self.cfg;
-        let (b, t, c, f, h, dh) = (ws.batch, ws.t, cfg.d_model, cfg.d_mlp, cfg.n_heads, cfg.d_head);
+        let (b, t, c, f, h, dh) = (ws.batch, ws.t_run, cfg.d_model, cfg.d_mlp, cfg.n_heads, cfg.d_head);
         let n = b * t;
         let hd = h * dh;
         let mut out = Vec::new();

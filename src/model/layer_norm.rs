@@ -35,9 +35,11 @@ pub fn layernorm_forward<S: Scalar>(
 ) {
     let eps = S::from_f64(eps);
     let cs = S::from_f64(c as f64);
+    let n = out.len() / c;
+    assert_eq!(x.len(), n * c);
     out.par_chunks_mut(ROWS_PER_TASK * c)
-        .zip(cache.xn.par_chunks_mut(ROWS_PER_TASK * c))
-        .zip(cache.scale.par_chunks_mut(ROWS_PER_TASK))
+        .zip(cache.xn[..n * c].par_chunks_mut(ROWS_PER_TASK * c))
+        .zip(cache.scale[..n].par_chunks_mut(ROWS_PER_TASK))
         .zip(x.par_chunks(ROWS_PER_TASK * c))
         .for_each(|(((out, xn), scale), x)| {
             for (r, s) in scale.iter_mut().enumerate() {
@@ -75,10 +77,12 @@ pub fn layernorm_backward<S: Scalar>(
     c: usize,
 ) {
     let cs = S::from_f64(c as f64);
+    let n = dx.len() / c;
+    assert_eq!(dout.len(), n * c);
     dx.par_chunks_mut(ROWS_PER_TASK * c)
         .zip(dout.par_chunks(ROWS_PER_TASK * c))
-        .zip(cache.xn.par_chunks(ROWS_PER_TASK * c))
-        .zip(cache.scale.par_chunks(ROWS_PER_TASK))
+        .zip(cache.xn[..n * c].par_chunks(ROWS_PER_TASK * c))
+        .zip(cache.scale[..n].par_chunks(ROWS_PER_TASK))
         .for_each(|(((dx, dout), xn), scale)| {
             let mut g = vec![S::zero(); c];
             for (r, &s) in scale.iter().enumerate() {

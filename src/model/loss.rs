@@ -9,11 +9,14 @@ use rayon::prelude::*;
 /// Rows per parallel task (fixed).
 const ROWS_PER_TASK: usize = 64;
 
-/// Shifted targets: `targets[b·T + t] = labels[b, t+1]`, and −100 at the last position.
-pub fn shifted_targets(labels: &[i32], t: usize) -> Vec<i32> {
-    let mut out = vec![IGNORE; labels.len()];
-    for (o, l) in out.chunks_exact_mut(t).zip(labels.chunks_exact(t)) {
-        o[..t - 1].copy_from_slice(&l[1..]);
+/// Shifted targets for the first `t` positions: `targets[b·t + p] = labels[b, p+1]`, −100 where
+/// `p + 1` is past the sequence. `labels` is (B, T_full).
+pub fn shifted_targets(labels: &[i32], t_full: usize, t: usize) -> Vec<i32> {
+    let b = labels.len() / t_full;
+    let mut out = vec![IGNORE; b * t];
+    for (o, l) in out.chunks_exact_mut(t).zip(labels.chunks_exact(t_full)) {
+        let m = t.min(t_full - 1);
+        o[..m].copy_from_slice(&l[1..=m]);
     }
     out
 }

@@ -111,19 +111,48 @@ impl<S: Scalar> Model<S> {
         Ok(())
     }
 
-    /// Forward pass: fills the workspace (logits at every position, per-position losses) and
-    /// returns the mean loss over scored positions. Panics if the batch does not fit
-    /// (use [`Model::check_batch`] on untrusted input).
+    /// Forward pass at every position: fills the workspace (logits everywhere, per-position
+    /// losses, the TL hook activations) and returns the mean loss over scored positions. Panics
+    /// if the batch does not fit (use [`Model::check_batch`] on untrusted input).
     pub fn forward(&self, ws: &mut Workspace<S>, batch: &Batch) -> S {
+        self.forward_positions(ws, batch, batch.seq_len)
+    }
+
+    /// Forward pass over only the positions the loss needs: `0..=p` where `p` is the last
+    /// position whose next token is scored. Later positions feed nothing (no label, and causal
+    /// attention never looks ahead), so the loss, every scored row and every gradient of the
+    /// following [`Model::backward`] are bit-identical to the full pass (tests/scored_positions.rs).
+    pub fn forward_scored(&self, ws: &mut Workspace<S>, batch: &Batch) -> S {
+        let t = batch.seq_len;
+        let last = (0..batch.batch_size)
+            .filter_map(|b| {
+                batch.labels[b * t + 1..(b + 1) * t].iter().rposition(|&l| l != crate::task::tokenizer::IGNORE)
+            })
+            .max()
+            .map_or(1, |p| p + 1);
+        self.forward_positions(ws, batch, last)
+    }
+
+    fn forward_positions(&self, ws: &mut Workspace<S>, batch: &Batch, t_run: usize) -> S {
         assert!(batch.batch_size <= ws.max_batch && batch.seq_len == ws.t, "batch does not fit workspace");
+        assert!((1..=batch.seq_len).contains(&t_run));
         let cfg = &self.cfg;
-        let (t, c, f, v, hd) = (ws.t, cfg.d_model, cfg.d_mlp, cfg.d_vocab, cfg.d_attn());
+        let (t, c, f, v, hd) = (t_run, cfg.d_model, cfg.d_mlp, cfg.d_vocab, cfg.d_attn());
         ws.batch = batch.batch_size;
+        ws.t_run = t_run;
         let n = ws.rows();
         let sh = AttnShape { b: batch.batch_size, t, h: cfg.n_heads, dh: cfg.d_head };
         let lay = &self.layout;
 
-        embed_forward(&mut ws.resid[0][..n * c], &batch.tokens, self.p(lay.w_e), self.p(lay.w_pos), t, c);
+        embed_forward(
+            &mut ws.resid[0][..n * c],
+            &batch.tokens,
+            batch.seq_len,
+            self.p(lay.w_e),
+            self.p(lay.w_pos),
+            t,
+            c,
+        );
         for l in 0..cfg.n_layers {
             let bp = lay.blocks[l];
             pack_qkv(&mut ws.w_qkv, &mut ws.b_qkv, self, l);
@@ -214,7 +243,7 @@ impl<S: Scalar> Model<S> {
             Accum::Set,
         );
 
-        ws.targets[..n].copy_from_slice(&shifted_targets(&batch.labels, t));
+        ws.targets[..n].copy_from_slice(&shifted_targets(&batch.labels, batch.seq_len, t));
         let (loss, count) = crossentropy_forward(&mut ws.losses[..n], &ws.logits[..n * v], &ws.targets[..n], v);
         ws.n_scored = count;
         loss
@@ -225,7 +254,7 @@ impl<S: Scalar> Model<S> {
     pub fn backward(&self, ws: &mut Workspace<S>, batch: &Batch, grads: &mut [S]) {
         assert_eq!(grads.len(), self.layout.total);
         let cfg = &self.cfg;
-        let (t, c, f, v, hd) = (ws.t, cfg.d_model, cfg.d_mlp, cfg.d_vocab, cfg.d_attn());
+        let (t, c, f, v, hd) = (ws.t_run, cfg.d_model, cfg.d_mlp, cfg.d_vocab, cfg.d_attn());
         let n = ws.rows();
         let sh = AttnShape { b: batch.batch_size, t, h: cfg.n_heads, dh: cfg.d_head };
         let lay = &self.layout;
@@ -286,13 +315,13 @@ impl<S: Scalar> Model<S> {
             layernorm_backward(&mut ws.d_resid[..n * c], dw, db, &ws.d_c[..n * c], &a.ln1, self.p(bp.ln1_w), c);
         }
         let (dw_e, dw_pos) = lay.view2_mut(grads, lay.w_e, lay.w_pos);
-        embed_backward(dw_e, dw_pos, &ws.d_resid[..n * c], &batch.tokens, t, c);
+        embed_backward(dw_e, dw_pos, &ws.d_resid[..n * c], &batch.tokens, batch.seq_len, t, c);
     }
 
-    /// Forward and backward in one call: zeroes `grads`, returns the loss.
+    /// Forward (scored positions only) and backward in one call: zeroes `grads`, returns the loss.
     pub fn loss_and_grad(&self, ws: &mut Workspace<S>, batch: &Batch, grads: &mut [S]) -> S {
         Self::zero_grad(grads);
-        let loss = self.forward(ws, batch);
+        let loss = self.forward_scored(ws, batch);
         self.backward(ws, batch, grads);
         loss
     }

@@ -36,9 +36,16 @@ pub struct LayerActs<S> {
 #[derive(Clone, Debug)]
 pub struct Workspace<S> {
     pub max_batch: usize,
+    /// Sequence length of the batches (allocated positions per example).
     pub t: usize,
     /// Current batch size.
     pub batch: usize,
+    /// Positions per example computed by the last forward: `t` for [`Model::forward`], fewer for
+    /// [`Model::forward_scored`]. Activation rows are `b·t_run + pos`.
+    ///
+    /// [`Model::forward`]: super::Model::forward
+    /// [`Model::forward_scored`]: super::Model::forward_scored
+    pub t_run: usize,
     /// `resid[l]` is the input of block `l` (TL blocks.l.hook_resid_pre); `resid[L]` is the
     /// final residual stream. Each (N, C).
     pub resid: Vec<Vec<S>>,
@@ -93,6 +100,7 @@ impl<S: Scalar> Workspace<S> {
             max_batch,
             t,
             batch: 0,
+            t_run: t,
             resid: (0..=cfg.n_layers).map(|_| z(n * c)).collect(),
             layers: (0..cfg.n_layers).map(|_| layer()).collect(),
             lnf: LnCache::new(n, c),
@@ -118,6 +126,6 @@ impl<S: Scalar> Workspace<S> {
 
     /// Rows (B·T) of the current batch.
     pub fn rows(&self) -> usize {
-        self.batch * self.t
+        self.batch * self.t_run
     }
 }

@@ -23,12 +23,9 @@ pub enum Accum {
     Add,
 }
 
-/// Rows of the register tile.
-const MR: usize = 4;
-/// Columns of the register tile (a multiple of every SIMD width we target).
-const NR: usize = 32;
-/// Narrow column tile for remainders (`n = 40`, `n = 8`, …).
-const NR_SMALL: usize = 8;
+/// Rows per parallel task are a multiple of this (the lcm of every level's tile height), so the
+/// partition depends on the shape only, never on the SIMD level or thread count.
+const ROW_QUANTUM: usize = 12;
 /// Minimum multiply-adds per parallel task; below this rayon overhead dominates.
 const MIN_WORK_PER_TASK: usize = 1 << 17;
 
@@ -58,7 +55,7 @@ pub fn matmul_nn<S: Scalar>(
     let view = AView { rs: k, cs: 1 };
     run_rows(out, m, k, n, |row0, rows, chunk| {
         let a_blk = &a[row0 * k..(row0 + rows) * k];
-        block(chunk, a_blk, view, b, bias, rows, k, n, accum);
+        block(Blk { out: chunk, a: a_blk, av: view, b, bias, rows, k, n, accum });
     });
 }
 
@@ -72,7 +69,7 @@ pub fn matmul_tn<S: Scalar>(out: &mut [S], a: &[S], b: &[S], m: usize, k: usize,
     run_rows(out, m, k, n, |row0, rows, chunk| {
         // Column `row0` of `a` onwards; AView strides address the rest.
         let a_blk = &a[row0..];
-        block(chunk, a_blk, view, b, None, rows, k, n, accum);
+        block(Blk { out: chunk, a: a_blk, av: view, b, bias: None, rows, k, n, accum });
     });
 }
 
@@ -151,7 +148,7 @@ fn run_rows<S: Scalar>(out: &mut [S], m: usize, k: usize, n: usize, f: impl Fn(u
         return;
     }
     let work_per_row = k.max(1) * n;
-    let rows_per_task = MIN_WORK_PER_TASK.div_ceil(work_per_row).next_multiple_of(MR).min(m);
+    let rows_per_task = MIN_WORK_PER_TASK.div_ceil(work_per_row).next_multiple_of(ROW_QUANTUM).min(m);
     if rows_per_task >= m {
         f(0, m, out);
         return;
@@ -162,9 +159,86 @@ fn run_rows<S: Scalar>(out: &mut [S], m: usize, k: usize, n: usize, f: impl Fn(u
     });
 }
 
-/// One block of `rows` output rows: full MR×NR tiles, then narrow and ragged edges.
+/// Arguments of one block of output rows.
+struct Blk<'a, S> {
+    out: &'a mut [S],
+    a: &'a [S],
+    av: AView,
+    b: &'a [S],
+    bias: Option<&'a [S]>,
+    rows: usize,
+    k: usize,
+    n: usize,
+    accum: Accum,
+}
+
+/// One block of output rows, dispatched to the widest SIMD copy of the same generic code.
+fn block<S: Scalar>(blk: Blk<'_, S>) {
+    use super::simd::Level;
+    let wide = std::mem::size_of::<S>();
+    match super::simd::level() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level()` only returns Avx512 when the CPU reports avx512f.
+        Level::Avx512 => unsafe { block_avx512(blk, wide) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level()` only returns Avx2 when the CPU reports avx2.
+        Level::Avx2 => unsafe { block_avx2(blk, wide) },
+        _ => block_baseline(blk, wide),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn block_avx512<S: Scalar>(blk: Blk<'_, S>, wide: usize) {
+    match wide {
+        4 => block_tiles::<S, 6, 32>(blk),
+        8 => block_tiles::<S, 6, 16>(blk),
+        _ => block_tiles::<S, 4, 8>(blk),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn block_avx2<S: Scalar>(blk: Blk<'_, S>, wide: usize) {
+    match wide {
+        4 => block_tiles::<S, 6, 16>(blk),
+        8 => block_tiles::<S, 6, 8>(blk),
+        _ => block_tiles::<S, 4, 4>(blk),
+    }
+}
+
+fn block_baseline<S: Scalar>(blk: Blk<'_, S>, wide: usize) {
+    match wide {
+        4 => block_tiles::<S, 4, 8>(blk),
+        8 => block_tiles::<S, 4, 4>(blk),
+        _ => block_tiles::<S, 2, 4>(blk),
+    }
+}
+
+/// Cover the block with R×C tiles: column panels outermost (so a `k×C` panel of `b` stays in
+/// cache while every row tile uses it), then narrower panels and single rows at the edges.
+#[inline(always)]
+fn block_tiles<S: Scalar, const R: usize, const C: usize>(blk: Blk<'_, S>) {
+    let Blk { out, a, av, b, bias, rows, k, n, accum } = blk;
+    let mut j = 0;
+    while j + C <= n {
+        rows_of_panel::<S, R, C>(out, a, av, b, bias, rows, k, n, j, accum);
+        j += C;
+    }
+    while j + 4 <= n {
+        rows_of_panel::<S, R, 4>(out, a, av, b, bias, rows, k, n, j, accum);
+        j += 4;
+    }
+    while j < n {
+        rows_of_panel::<S, R, 1>(out, a, av, b, bias, rows, k, n, j, accum);
+        j += 1;
+    }
+}
+
+/// All rows of the block against one `C`-wide column panel starting at `j`.
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn block<S: Scalar>(
+fn rows_of_panel<S: Scalar, const R: usize, const C: usize>(
     out: &mut [S],
     a: &[S],
     av: AView,
@@ -173,97 +247,71 @@ fn block<S: Scalar>(
     rows: usize,
     k: usize,
     n: usize,
+    j: usize,
     accum: Accum,
 ) {
+    assert!(j + C <= n && b.len() >= k * n && out.len() >= rows * n);
+    if rows > 0 {
+        assert!(a.len() > (rows - 1) * av.rs + k.saturating_sub(1) * av.cs);
+    }
     let mut i = 0;
+    while i + R <= rows {
+        // SAFETY: the asserts above bound every index the tile touches.
+        let acc = unsafe { tile::<S, R, C>(a.as_ptr().add(i * av.rs), av, b.as_ptr().add(j), k, n) };
+        store::<S, R, C>(out, &acc, bias, i, j, n, accum);
+        i += R;
+    }
     while i < rows {
-        let mr = MR.min(rows - i);
-        let a_tile = &a[i * av.rs..];
-        let mut j = 0;
-        while j + NR <= n && mr == MR {
-            tile::<S, MR, NR>(out, a_tile, av, b, bias, i, j, k, n, accum);
-            j += NR;
-        }
-        while j + NR_SMALL <= n && mr == MR {
-            tile::<S, MR, NR_SMALL>(out, a_tile, av, b, bias, i, j, k, n, accum);
-            j += NR_SMALL;
-        }
-        if j < n {
-            tile_dyn(out, a_tile, av, b, bias, i, j, mr, n - j, k, n, accum);
-        }
-        i += mr;
+        // SAFETY: as above, for one row.
+        let acc = unsafe { tile::<S, 1, C>(a.as_ptr().add(i * av.rs), av, b.as_ptr().add(j), k, n) };
+        store::<S, 1, C>(out, &acc, bias, i, j, n, accum);
+        i += 1;
     }
 }
 
-/// A full `R×C` register tile at output `(i, j)`; `a` starts at row `i`.
+/// The register tile: `acc[r][c] = Σ_p a[r,p]·b[p,c]` for `p = 0..k` in order, `a` addressed by
+/// `av`, `b` rows `n` apart. Fixed-size arrays let the compiler keep `acc` in vector registers
+/// and vectorise over `c` only.
+///
+/// # Safety
+/// `a.add(r*av.rs + p*av.cs)` for r < R, p < k and `b.add(p*n + c)` for c < C must be in bounds.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn tile<S: Scalar, const R: usize, const C: usize>(
-    out: &mut [S],
-    a: &[S],
+unsafe fn tile<S: Scalar, const R: usize, const C: usize>(
+    a: *const S,
     av: AView,
-    b: &[S],
-    bias: Option<&[S]>,
-    i: usize,
-    j: usize,
+    b: *const S,
     k: usize,
     n: usize,
-    accum: Accum,
-) {
+) -> [[S; C]; R] {
     let mut acc = [[S::zero(); C]; R];
     for p in 0..k {
-        let brow: &[S; C] = b[p * n + j..p * n + j + C].try_into().unwrap();
+        // SAFETY: guaranteed by the caller.
+        let brow: [S; C] = unsafe { std::ptr::read_unaligned(b.add(p * n) as *const [S; C]) };
         for (r, acc_r) in acc.iter_mut().enumerate() {
-            let x = a[r * av.rs + p * av.cs];
+            let x = unsafe { *a.add(r * av.rs + p * av.cs) };
             for c in 0..C {
                 acc_r[c] += x * brow[c];
             }
         }
     }
+    acc
+}
+
+#[inline(always)]
+fn store<S: Scalar, const R: usize, const C: usize>(
+    out: &mut [S],
+    acc: &[[S; C]; R],
+    bias: Option<&[S]>,
+    i: usize,
+    j: usize,
+    n: usize,
+    accum: Accum,
+) {
     for (r, acc_r) in acc.iter().enumerate() {
         let orow = &mut out[(i + r) * n + j..(i + r) * n + j + C];
         for c in 0..C {
             orow[c] = finish(orow[c], acc_r[c], bias.map(|bb| bb[j + c]), accum);
         }
-    }
-}
-
-/// Ragged edge tile of `mr×nr` (≤ MR×NR); same arithmetic, dynamic bounds.
-#[allow(clippy::too_many_arguments)]
-fn tile_dyn<S: Scalar>(
-    out: &mut [S],
-    a: &[S],
-    av: AView,
-    b: &[S],
-    bias: Option<&[S]>,
-    i: usize,
-    j: usize,
-    mr: usize,
-    nr: usize,
-    k: usize,
-    n: usize,
-    accum: Accum,
-) {
-    let mut j0 = 0;
-    while j0 < nr {
-        let w = NR.min(nr - j0);
-        let mut acc = [[S::zero(); NR]; MR];
-        for p in 0..k {
-            let brow = &b[p * n + j + j0..p * n + j + j0 + w];
-            for (r, acc_r) in acc.iter_mut().enumerate().take(mr) {
-                let x = a[r * av.rs + p * av.cs];
-                for c in 0..w {
-                    acc_r[c] += x * brow[c];
-                }
-            }
-        }
-        for (r, acc_r) in acc.iter().enumerate().take(mr) {
-            for c in 0..w {
-                let o = (i + r) * n + j + j0 + c;
-                out[o] = finish(out[o], acc_r[c], bias.map(|bb| bb[j + j0 + c]), accum);
-            }
-        }
-        j0 += w;
     }
 }
 

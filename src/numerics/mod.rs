@@ -5,6 +5,7 @@
 pub mod math;
 pub mod matmul;
 pub mod scalar;
+pub mod simd;
 
 pub use scalar::{Dtype, Scalar};
 

@@ -19,7 +19,7 @@ pub struct BatchStats {
 
 /// Read the statistics of the last forward on `batch` from the workspace.
 pub fn batch_stats<S: Scalar>(model: &Model<S>, ws: &Workspace<S>, batch: &Batch, loss: S) -> BatchStats {
-    let (t, v) = (batch.seq_len, model.cfg.d_vocab);
+    let (t, v) = (ws.t_run, model.cfg.d_vocab);
     let (mut hit, mut total) = (0usize, 0usize);
     for (n, &y) in ws.targets[..ws.rows()].iter().enumerate() {
         if y == IGNORE || y as u32 == EOS {
@@ -43,7 +43,8 @@ pub fn batch_stats<S: Scalar>(model: &Model<S>, ws: &Workspace<S>, batch: &Batch
     }
 }
 
-/// Mean over examples of the loss at position `target_start − 1`.
+/// Mean over examples of the loss at position `target_start − 1` (rows `b·t + pos` with
+/// `t = ws.t_run`).
 pub fn first_target_loss<S: Scalar>(ws: &Workspace<S>, batch: &Batch, t: usize) -> f64 {
     let mut sum = 0.0;
     for (b, &ts) in batch.target_start.iter().enumerate() {
@@ -131,8 +132,8 @@ pub fn sequence_log_probs<S: Scalar>(model: &Model<S>, ws: &mut Workspace<S>, se
     let mut out = Vec::with_capacity(seqs.len());
     for chunk in seqs.chunks(ws.max_batch) {
         let batch = Batch::from_encoded(chunk.iter());
-        model.forward(ws, &batch);
-        let t = batch.seq_len;
+        model.forward_scored(ws, &batch);
+        let t = ws.t_run;
         for b in 0..batch.batch_size {
             let mut total = S::zero();
             for p in 0..t {
@@ -165,12 +166,12 @@ pub fn z_shuffle_stats<S: Scalar>(
     seed: u64,
     step: u64,
 ) -> ZShuffleStats {
-    let clean_loss = model.forward(ws, batch);
-    let first_target_clean = first_target_loss(ws, batch, batch.seq_len);
+    let clean_loss = model.forward_scored(ws, batch);
+    let first_target_clean = first_target_loss(ws, batch, ws.t_run);
     let shuffled = shuffle_z(batch, seed, step);
-    let shuf_loss = model.forward(ws, &shuffled);
+    let shuf_loss = model.forward_scored(ws, &shuffled);
     ZShuffleStats {
-        first_target_shuffled: first_target_loss(ws, &shuffled, batch.seq_len),
+        first_target_shuffled: first_target_loss(ws, &shuffled, ws.t_run),
         first_target_clean,
         all_target_shuffled: shuf_loss.value(),
         all_target_clean: clean_loss.value(),

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Time the canonical training step in PyTorch + TransformerLens, the way windtunnel bench does:
+the author's model (spec §5.1), AdamW(lr 1e-3, wd 0.01), batches of the canonical K=10 task,
+forward + backward + pre-clip gradient norm + optimizer step, torch.set_num_threads(N).
+
+Prints the same fields as `windtunnel bench --json` (one JSON object with --json).
+Data: tokens/labels [D, T] from `windtunnel data --out-tensors FILE` (default: random tokens with
+the canonical label layout, which costs the same).
+"""
+
+import argparse
+import json
+import statistics
+import time
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+from transformer_lens import HookedTransformer, HookedTransformerConfig  # noqa: E402
+
+N_PARAMS = 807_720
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--dtype", choices=["f32", "f64"], default="f32")
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--data", help="safetensors with tokens/labels [D, T] (windtunnel data --out-tensors)")
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    dtype = {"f32": torch.float32, "f64": torch.float64}[a.dtype]
+    cfg = HookedTransformerConfig(n_layers=4, n_heads=4, d_model=128, d_head=32, d_mlp=512, d_vocab=40, n_ctx=32,
+                                  act_fn="gelu", normalization_type="LN", seed=42, device="cpu", dtype=dtype)
+    model = HookedTransformer(cfg)
+    if a.data:
+        from safetensors.torch import load_file
+        d = load_file(a.data)
+        tokens_all, labels_all = d["tokens"].long(), d["labels"].long()
+    else:
+        g = torch.Generator().manual_seed(0)
+        tokens_all = torch.randint(4, 40, (10_000, 16), generator=g)
+        labels_all = torch.full_like(tokens_all, -100)
+        labels_all[:, 11:] = tokens_all[:, 11:]
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    times = []
+    for i in range(a.warmup + a.steps):
+        idx = torch.randint(0, tokens_all.shape[0], (a.batch_size,))
+        tokens, labels = tokens_all[idx], labels_all[idx]
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        logits = model(tokens)
+        loss = F.cross_entropy(logits[:, :-1].reshape(-1, 40), labels[:, 1:].reshape(-1), ignore_index=-100)
+        loss.backward()
+        _ = sum(p.grad.data.norm() ** 2 for p in model.parameters()).item()
+        opt.step()
+        if i >= a.warmup:
+            times.append(time.perf_counter() - t0)
+    med = statistics.median(times)
+    flops = 6.0 * N_PARAMS * a.batch_size * tokens_all.shape[1]
+    out = {"impl": "pytorch+transformer_lens", "torch": torch.__version__, "dtype": a.dtype, "batch_size": a.batch_size,
+           "threads": a.threads, "steps": a.steps, "median_ms": med * 1e3, "mean_ms": statistics.mean(times) * 1e3,
+           "gflop_per_step": flops / 1e9, "gflops": flops / med / 1e9, "steps_per_s": 1.0 / med}
+    if a.json:
+        print(json.dumps(out))
+    else:
+        print(f"pytorch {a.dtype} batch {a.batch_size} ({a.threads} threads, {a.steps} timed steps): "
+              f"median {out['median_ms']:.1f} ms/step, {out['gflops']:.1f} GFLOP/s, {out['steps_per_s']:.1f} steps/s")
+
+
+if __name__ == "__main__":
+    main()

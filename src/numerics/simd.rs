@@ -1,0 +1,53 @@
+//! Runtime SIMD level. Kernels are compiled several times from one generic body, each copy under
+//! `#[target_feature]`, and the widest one the CPU supports is called. The copies perform the
+//! same scalar operations in the same order on every output (vectors only run across independent
+//! outputs), so the level changes speed, never bits — `tests/simd_levels.rs` checks that.
+//!
+//! `WINDTUNNEL_SIMD=sse2|avx2|avx512` caps the level (for tests and benchmarks).
+
+use std::sync::OnceLock;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// The x86-64 baseline (or any non-x86 target).
+    Baseline,
+    Avx2,
+    Avx512,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Baseline => "sse2",
+            Level::Avx2 => "avx2",
+            Level::Avx512 => "avx512",
+        }
+    }
+}
+
+/// The widest level this CPU supports.
+pub fn detected() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return Level::Avx512;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Level::Avx2;
+        }
+    }
+    Level::Baseline
+}
+
+/// The level in use: the detected one, capped by `WINDTUNNEL_SIMD` if set.
+pub fn level() -> Level {
+    static LEVEL: OnceLock<Level> = OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        let cap = match std::env::var("WINDTUNNEL_SIMD").as_deref() {
+            Ok("sse2") | Ok("baseline") => Level::Baseline,
+            Ok("avx2") => Level::Avx2,
+            _ => Level::Avx512,
+        };
+        detected().min(cap)
+    })
+}
