@@ -6,6 +6,7 @@ pub mod math;
 pub mod matmul;
 pub mod scalar;
 pub mod simd;
+pub mod vmath;
 
 pub use scalar::{Dtype, Scalar};
 

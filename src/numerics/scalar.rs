@@ -94,9 +94,10 @@ impl Scalar for f32 {
     fn neg_infinity() -> Self {
         f32::NEG_INFINITY
     }
+    /// `libm::expf`, in its bit-identical branch-free form (vectorises in loops).
     #[inline(always)]
     fn exp(self) -> Self {
-        super::math::expf(self)
+        super::vmath::expf(self)
     }
     #[inline(always)]
     fn ln(self) -> Self {
@@ -106,9 +107,10 @@ impl Scalar for f32 {
     fn sqrt(self) -> Self {
         super::math::sqrtf(self)
     }
+    /// `libm::erff`, in its bit-identical branch-free form (vectorises in loops).
     #[inline(always)]
     fn erf(self) -> Self {
-        super::math::erff(self)
+        super::vmath::erff(self)
     }
     #[inline(always)]
     fn bits(self) -> u64 {

@@ -51,3 +51,30 @@ pub fn level() -> Level {
         detected().min(cap)
     })
 }
+
+/// Run `f` in a copy compiled for the current level: code that `f` inlines (mark the closure and
+/// its callees `#[inline(always)]`) is vectorised at that width. Same arithmetic at every level.
+#[inline(always)]
+pub fn dispatch<R>(f: impl FnOnce() -> R) -> R {
+    match level() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level()` only returns Avx512 when the CPU reports avx512f.
+        Level::Avx512 => unsafe { run_avx512(f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level()` only returns Avx2 when the CPU reports avx2.
+        Level::Avx2 => unsafe { run_avx2(f) },
+        _ => f(),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2")]
+unsafe fn run_avx512<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn run_avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}

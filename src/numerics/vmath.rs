@@ -1,0 +1,243 @@
+//! Branch-free transcriptions of the `libm` crate's `expf` and `erff` (0.2.16; FreeBSD/fdlibm
+//! algorithms), so that loops over them vectorise.
+//!
+//! Each lane evaluates every branch of the original with the *same IEEE operations in the same
+//! order* and then selects, so the result is bit-identical to `libm::expf` / `libm::erff` —
+//! checked over every one of the 2³² f32 inputs (`tests/vmath_exhaustive.rs`; CI checks a
+//! stride of them and all special ranges). This keeps the rule "every transcendental equals the
+//! libm crate's" while letting GELU run at SIMD width.
+
+// Constants as exact bit patterns from libm 0.2.16's expf.rs / erff.rs.
+const LN2_HI: f32 = f32::from_bits(0x3f31_7200);
+const LN2_LO: f32 = f32::from_bits(0x35bf_be8e);
+const INV_LN2: f32 = f32::from_bits(0x3fb8_aa3b);
+const P1: f32 = f32::from_bits(0x3e2a_aa8f); // 0xaaaa8f.0p-26
+const P2: f32 = f32::from_bits(0xbb35_5215); // -0xb55215.0p-32
+
+#[inline(always)]
+fn sel(c: bool, a: f32, b: f32) -> f32 {
+    if c { a } else { b }
+}
+
+#[inline(always)]
+fn pow2(n: i32) -> f32 {
+    f32::from_bits(((n + 127) as u32) << 23)
+}
+
+/// `libm::expf`, branch-free.
+#[inline(always)]
+pub fn expf(x: f32) -> f32 {
+    let bits = x.to_bits();
+    let sign = (bits >> 31) as i32;
+    let hx = bits & 0x7fff_ffff;
+    // Argument reduction: k·ln2 split in hi and lo parts (k = 0 leaves x unchanged).
+    let half = sel(sign != 0, -0.5, 0.5);
+    let k_far = (INV_LN2 * x + half) as i32;
+    let k_near = 1 - sign - sign;
+    let k = if hx > 0x3f85_1592 {
+        k_far
+    } else if hx > 0x3eb1_7218 {
+        k_near
+    } else {
+        0
+    };
+    let kf = k as f32;
+    let hi = x - kf * LN2_HI;
+    let lo = kf * LN2_LO;
+    let xr = hi - lo;
+    let xx = xr * xr;
+    let c = xr - xx * (P1 + xx * P2);
+    let y = 1.0 + (xr * c / (2.0 - c) - lo + hi);
+    // scalbnf(y, k) for k ∈ [−150, 128]: at most one prescaling multiply.
+    let (pre, n) = if k > 127 {
+        (pow2(127), k - 127)
+    } else if k < -126 {
+        (pow2(-126) * pow2(24), k + 102)
+    } else {
+        (1.0, k)
+    };
+    let scaled = (y * pre) * pow2(n);
+    let normal = sel(k == 0, y, scaled);
+    // Special ranges, in the original's order of tests.
+    let tiny = 1.0 + x;
+    let r = sel(hx > 0x3900_0000, normal, tiny);
+    let r = sel(sign != 0 && hx >= 0x42cf_f1b5, 0.0, r);
+    let r = sel(sign == 0 && hx >= 0x42b1_7218, x * pow2(127), r);
+    sel(hx > 0x7f80_0000, x, r)
+}
+
+const ERX: f32 = f32::from_bits(0x3f58_560b);
+const EFX8: f32 = f32::from_bits(0x3f83_75d4);
+const PP: [f32; 5] = [
+    f32::from_bits(0x3e03_75d4),
+    f32::from_bits(0xbea6_6beb),
+    f32::from_bits(0xbce9_528f),
+    f32::from_bits(0xbbbd_1489),
+    f32::from_bits(0xb7c7_56b1),
+];
+const QQ: [f32; 5] = [
+    f32::from_bits(0x3ecb_bbce),
+    f32::from_bits(0x3d85_2a63),
+    f32::from_bits(0x3ba6_8116),
+    f32::from_bits(0x390a_ee49),
+    f32::from_bits(0xb684_e21a),
+];
+const PA: [f32; 7] = [
+    f32::from_bits(0xbb1a_cdc6),
+    f32::from_bits(0x3ed4_6805),
+    f32::from_bits(0xbebe_9208),
+    f32::from_bits(0x3ea2_fe54),
+    f32::from_bits(0xbde3_1cc2),
+    f32::from_bits(0x3d11_51b3),
+    f32::from_bits(0xbb0d_f9c0),
+];
+const QA: [f32; 6] = [
+    f32::from_bits(0x3dd9_f331),
+    f32::from_bits(0x3f0a_5785),
+    f32::from_bits(0x3d93_1ae7),
+    f32::from_bits(0x3e01_3307),
+    f32::from_bits(0x3c5f_6e13),
+    f32::from_bits(0x3c44_5aa3),
+];
+const RA: [f32; 8] = [
+    f32::from_bits(0xbc21_a093),
+    f32::from_bits(0xbf31_a0b7),
+    f32::from_bits(0xc128_f022),
+    f32::from_bits(0xc279_8057),
+    f32::from_bits(0xc322_658c),
+    f32::from_bits(0xc338_9ae7),
+    f32::from_bits(0xc2a2_932b),
+    f32::from_bits(0xc11d_077e),
+];
+const SA: [f32; 8] = [
+    f32::from_bits(0x419d_35ce),
+    f32::from_bits(0x4309_a863),
+    f32::from_bits(0x43d9_486f),
+    f32::from_bits(0x4421_58c9),
+    f32::from_bits(0x43d6_810b),
+    f32::from_bits(0x42d9_451f),
+    f32::from_bits(0x40d2_3f7c),
+    f32::from_bits(0xbd77_7f97),
+];
+const RB: [f32; 7] = [
+    f32::from_bits(0xbc21_a092),
+    f32::from_bits(0xbf4c_9dd4),
+    f32::from_bits(0xc18e_104b),
+    f32::from_bits(0xc320_a2ea),
+    f32::from_bits(0xc41f_6441),
+    f32::from_bits(0xc480_230b),
+    f32::from_bits(0xc3f1_c275),
+];
+const SB: [f32; 7] = [
+    f32::from_bits(0x41f2_b459),
+    f32::from_bits(0x43a2_e571),
+    f32::from_bits(0x44c0_1759),
+    f32::from_bits(0x4547_fdbb),
+    f32::from_bits(0x451f_90ce),
+    f32::from_bits(0x43ed_43a7),
+    f32::from_bits(0xc1b3_8712),
+];
+
+/// `c0 + s·(c1 + s·(c2 + …))`, the nesting of the original polynomials.
+#[inline(always)]
+fn horner(s: f32, c: &[f32]) -> f32 {
+    let mut acc = c[c.len() - 1];
+    for &ci in c[..c.len() - 1].iter().rev() {
+        acc = ci + s * acc;
+    }
+    acc
+}
+
+/// `1 + s·(c0 + s·(c1 + …))`.
+#[inline(always)]
+fn one_plus(s: f32, c: &[f32]) -> f32 {
+    1.0 + s * horner(s, c)
+}
+
+/// `libm::erff`, branch-free.
+#[inline(always)]
+pub fn erff(x: f32) -> f32 {
+    let bits = x.to_bits();
+    let negative = bits >> 31 != 0;
+    let ix = bits & 0x7fff_ffff;
+    // |x| < 0.84375
+    let z = x * x;
+    let y_small = horner(z, &PP) / one_plus(z, &QQ);
+    let r_small = x + x * y_small;
+    let r_tiny = 0.125 * (8.0 * x + EFX8 * x);
+    // 0.84375 ≤ |x| < 1.25: erfc1
+    let ax = f32::from_bits(ix);
+    let s1 = ax - 1.0;
+    let erfc1 = 1.0 - ERX - horner(s1, &PA) / one_plus(s1, &QA);
+    // 1.25 ≤ |x| < 6: erfc2
+    let s = 1.0 / (ax * ax);
+    let near = ix < 0x4036_db6d;
+    let r = sel(near, horner(s, &RA), horner(s, &RB));
+    let big_s = sel(near, one_plus(s, &SA), one_plus(s, &SB));
+    let zz = f32::from_bits(ix & 0xffff_e000);
+    let erfc2 = expf(-zz * zz - 0.5625) * expf((zz - ax) * (zz + ax) + r / big_s) / ax;
+    let erfc = sel(ix < 0x3fa0_0000, erfc1, erfc2);
+    let y_mid = 1.0 - erfc;
+    let y_big = 1.0 - f32::from_bits(0x0380_0000);
+    let y = sel(ix < 0x40c0_0000, y_mid, y_big);
+    let signed = sel(negative, -y, y);
+    let r = sel(ix < 0x3f58_0000, sel(ix < 0x3180_0000, r_tiny, r_small), signed);
+    let special = 1.0 - 2.0 * (negative as u32 as f32) + 1.0 / x;
+    sel(ix >= 0x7f80_0000, special, r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bit patterns covering every branch and boundary of both functions.
+    pub(crate) fn probe_bits() -> Vec<u32> {
+        let mut v = vec![];
+        let edges = [
+            0u32,
+            1,
+            0x0080_0000,
+            0x3180_0000,
+            0x3900_0000,
+            0x3eb1_7218,
+            0x3f58_0000,
+            0x3f85_1592,
+            0x3fa0_0000,
+            0x4036_db6d,
+            0x40c0_0000,
+            0x42ae_ac50,
+            0x42b1_7218,
+            0x42cf_f1b5,
+            0x7f7f_ffff,
+            0x7f80_0000,
+            0x7f80_0001,
+            0x7fc0_0000,
+        ];
+        for e in edges {
+            for d in 0..64u32 {
+                for s in [0u32, 0x8000_0000] {
+                    v.push((e.wrapping_add(d).wrapping_sub(32)) | s);
+                }
+            }
+        }
+        v.extend((0..1u64 << 32).step_by(65_537).map(|b| b as u32));
+        v
+    }
+
+    #[test]
+    fn expf_and_erff_match_libm_bits_on_every_branch() {
+        for b in probe_bits() {
+            let x = f32::from_bits(b);
+            let (e, le) = (expf(x), libm::expf(x));
+            assert!(
+                e.to_bits() == le.to_bits() || (e.is_nan() && le.is_nan()),
+                "expf({x:e} = {b:#x}): {e:e} vs libm {le:e}"
+            );
+            let (r, lr) = (erff(x), libm::erff(x));
+            assert!(
+                r.to_bits() == lr.to_bits() || (r.is_nan() && lr.is_nan()),
+                "erff({x:e} = {b:#x}): {r:e} vs libm {lr:e}"
+            );
+        }
+    }
+}
