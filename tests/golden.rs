@@ -24,7 +24,7 @@ fn check<S: Scalar>() {
         std::fs::write(&path, render(&one)).unwrap();
     }
     let golden = parse(&std::fs::read_to_string(&path).expect("golden file missing"));
-    assert_eq!(golden.len(), 74, "init + logits + losses + loss + 70 gradients");
+    assert_eq!(golden.len(), 78, "init + logits + losses + loss + 70 gradients + 4 training hashes");
     for (want, got) in golden.iter().zip(&one) {
         assert_eq!(want, got, "{}: 1 thread differs from golden {}", want.0, path.display());
     }

@@ -46,7 +46,8 @@ pub fn fixture_batch() -> Batch {
 }
 
 /// `(key, hash)` for the canonical model at `init(42)` on the golden batch: the initial
-/// parameters, logits, per-position losses, the loss, and every gradient in TL order.
+/// parameters, logits, per-position losses, the loss, every gradient in TL order, and three
+/// training steps ([`training_hashes`]).
 pub fn fixture_hashes<S: Scalar>() -> Vec<(String, String)> {
     let model = Model::<S>::init(&ModelConfig::canonical(), FIXTURE_SEED);
     let batch = fixture_batch();
@@ -64,7 +65,30 @@ pub fn fixture_hashes<S: Scalar>() -> Vec<(String, String)> {
     for (i, e) in model.layout.entries.iter().enumerate() {
         out.push((format!("grad.{}", e.name), tensor_hash(model.layout.view(&grads, i))));
     }
+    out.extend(training_hashes::<S>());
     out
+}
+
+/// Three steps of the canonical trainer at batch 32 with an eval at step 3: the parameters, the
+/// Adam moments and the eval record (wall-clock fields zeroed).
+pub fn training_hashes<S: Scalar>() -> Vec<(String, String)> {
+    use crate::config::RunConfig;
+    use crate::train::{MemorySink, Trainer};
+    let ov = ["train.batch_size=32", "train.max_steps=3", "train.eval_every=3"].map(String::from);
+    let cfg = RunConfig::load(None, &ov).expect("valid fixture config");
+    let model = Model::<S>::init(&cfg.model, FIXTURE_SEED);
+    let mut tr = Trainer::new(cfg, model, std::path::Path::new(".")).expect("fixture trainer");
+    let mut sink = MemorySink::default();
+    tr.run(&mut sink).expect("fixture training");
+    let rec = crate::train::record::without_timing(&sink.records[0]);
+    let mut h = Sha256::new();
+    h.update(serde_json::to_string(&rec).expect("record serialises").as_bytes());
+    vec![
+        ("train3.params".to_string(), tensor_hash(&tr.model.params)),
+        ("train3.adam_m".to_string(), tensor_hash(&tr.opt.m)),
+        ("train3.adam_v".to_string(), tensor_hash(&tr.opt.v)),
+        ("train3.record".to_string(), hex16(&h.finalize())),
+    ]
 }
 
 /// Render `(key, hash)` pairs as the golden file format.

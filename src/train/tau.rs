@@ -118,3 +118,51 @@ pub fn plateau(recs: &[Record], k: usize, t1: Option<u64>) -> Option<Plateau> {
         ln_k,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(step: u64, cand: f64, first: f64, dz: f64) -> Record {
+        Record {
+            step,
+            candidate_loss: Some(cand),
+            first_target_loss: first,
+            train_loss: 2.87,
+            dz_paper: Some(dz),
+            ..Record::default()
+        }
+    }
+
+    #[test]
+    fn waiting_times_follow_the_four_definitions() {
+        let ln_k = crate::numerics::math::ln(10.0);
+        // Plateau at ln K until 1000, transition 1000–1400, converged after.
+        let recs: Vec<Record> = (1..=40)
+            .map(|i| {
+                let s = i * 50;
+                let f = if s < 1000 {
+                    1.0
+                } else if s <= 1400 {
+                    1.0 - (s - 1000) as f64 / 400.0
+                } else {
+                    0.0
+                };
+                let dz = if s >= 600 { 0.5 } else { 0.0 };
+                rec(s, f * ln_k, 3.58 * f.max(0.2), dz)
+            })
+            .collect();
+        let t = taus(&recs, 10);
+        assert_eq!(t.t1, Some(1250)); // first cand < 0.5 ln K: f = 0.375 at 1250
+        assert_eq!(t.t3_end, Some(1400)); // first cand < 0.05 ln K
+        assert_eq!(t.t3_start, Some(1000)); // last cand > 0.95 ln K before it
+        assert_eq!(t.t3, Some(400));
+        assert_eq!(t.t2, Some(1300)); // first_target < 0.5 ln K = 1.151 ⇔ 3.58·f < 1.151 ⇔ f < 0.32
+        assert_eq!(t.t4, Some(1200)); // first_target < 0.9 ln K = 2.072 ⇔ f < 0.579
+        assert_eq!(t.dz_onset, Some(600));
+        assert_eq!(t.t1_fractions[0], (0.3, Some(1300)));
+        let p = plateau(&recs, 10, t.t1).unwrap();
+        assert_eq!(p.window, (250, 1000));
+        assert!((p.candidate_over_ln_k.unwrap() - 1.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,225 @@
+//! Training runs: determinism across thread counts, bit-exact resume (in process and after
+//! SIGKILL at arbitrary moments), run-directory safety, and divergence handling.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use windtunnel::config::RunConfig;
+use windtunnel::io::golden::tensor_hash;
+use windtunnel::model::Model;
+use windtunnel::train::record::without_timing;
+use windtunnel::train::rundir::{RunDir, read_records};
+use windtunnel::train::{MemorySink, Record, Trainer};
+
+/// A small, fast run: the tiny model on K=3, 50 base strings (D=150), batch 32 (a short last batch
+/// of 22), eval every 5 steps, parameter checkpoints every 10 (and powers of two).
+const SMALL: &str = r#"
+[model]
+n_layers = 2
+d_model = 16
+n_heads = 2
+d_head = 8
+d_mlp = 32
+n_ctx = 16
+[data]
+k = 3
+n_b = 50
+[train]
+batch_size = 32
+max_steps = 40
+eval_every = 5
+checkpoint_every = 10
+lr = 3e-3
+"#;
+
+fn small(overrides: &[&str]) -> RunConfig {
+    RunConfig::from_toml_with(SMALL, &overrides.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "test").unwrap()
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wt-runs-{}-{name}", std::process::id()));
+    std::fs::remove_dir_all(&d).ok();
+    d
+}
+
+fn straight(cfg: &RunConfig) -> (Model<f32>, Vec<Record>) {
+    let m = Model::<f32>::init(&cfg.model, 42);
+    let mut tr = Trainer::new(cfg.clone(), m, Path::new(".")).unwrap();
+    let mut sink = MemorySink::default();
+    tr.run(&mut sink).unwrap();
+    (tr.model, sink.records)
+}
+
+fn strip(rs: &[Record]) -> Vec<Record> {
+    rs.iter().map(without_timing).collect()
+}
+
+#[test]
+fn training_is_bit_identical_at_1_and_2_threads() {
+    let cfg = small(&[]);
+    let run =
+        |threads| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| straight(&cfg));
+    let (m1, r1) = run(1);
+    let (m2, r2) = run(2);
+    assert_eq!(tensor_hash(&m1.params), tensor_hash(&m2.params));
+    assert_eq!(strip(&r1), strip(&r2));
+    assert_eq!(r1.len(), 8);
+    assert!(r1.iter().all(|r| r.candidate_loss.is_some() && r.dz_paper.is_some() && r.dz_clean.is_some()));
+}
+
+#[test]
+fn interrupted_and_resumed_run_equals_a_straight_run() {
+    let cfg = small(&[]);
+    let (want, want_recs) = straight(&cfg);
+    for stop_at in [7u64, 16, 23] {
+        let dir = tmpdir(&format!("resume{stop_at}"));
+        // Session 1: train `stop_at` steps through the run directory, then "crash".
+        {
+            let m = Model::<f32>::init(&cfg.model, 42);
+            let mut tr = Trainer::new(cfg.clone(), m, Path::new(".")).unwrap();
+            let mut rd = RunDir::create(&dir, &cfg, "f32", false).unwrap();
+            windtunnel::train::Sink::checkpoint(&mut rd, &tr).unwrap();
+            while tr.state.step < stop_at {
+                tr.step().unwrap();
+                if tr.state.step.is_multiple_of(5) {
+                    let r = tr.evaluate().unwrap();
+                    windtunnel::train::Sink::record(&mut rd, &tr, &r).unwrap();
+                }
+                if windtunnel::train::checkpoint::is_checkpoint_step(tr.state.step, 10, 40) {
+                    windtunnel::train::Sink::checkpoint(&mut rd, &tr).unwrap();
+                }
+            }
+        }
+        // Session 2: resume from the last checkpoint and finish.
+        let m = Model::<f32>::init(&cfg.model, 42);
+        let mut tr = Trainer::new(cfg.clone(), m, Path::new(".")).unwrap();
+        let mut rd = RunDir::resume(&dir, &mut tr).unwrap();
+        assert!(tr.state.step <= stop_at && tr.state.step > 0, "resumed at {}", tr.state.step);
+        tr.run(&mut rd).unwrap();
+        assert_eq!(tensor_hash(&tr.model.params), tensor_hash(&want.params), "stop at {stop_at}");
+        let recs = read_records(&dir.join("metrics.jsonl")).unwrap();
+        for (a, b) in strip(&recs).iter().zip(strip(&want_recs).iter()) {
+            assert_eq!(a, b, "metrics after resume at {stop_at}");
+        }
+        assert_eq!(recs.len(), want_recs.len());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_windtunnel"))
+}
+
+fn final_hash(dir: &Path) -> String {
+    let f = windtunnel::io::tensors::read(&dir.join("checkpoints/step_00000300.safetensors")).unwrap();
+    let vals: Vec<f32> = f.tensors.iter().flat_map(|t| t.to_f64().unwrap().into_iter().map(|x| x as f32)).collect();
+    tensor_hash(&vals)
+}
+
+#[test]
+fn sigkill_at_arbitrary_moments_then_resume_gives_the_same_bits() {
+    let cfg_path = tmpdir("cfg").with_extension("toml");
+    std::fs::write(
+        &cfg_path,
+        SMALL.replace("max_steps = 40", "max_steps = 300").replace("checkpoint_every = 10", "checkpoint_every = 7"),
+    )
+    .unwrap();
+    let reference = tmpdir("ref");
+    let st = bin()
+        .args(["train", "--quiet", "--config", cfg_path.to_str().unwrap(), "--out", reference.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let want = final_hash(&reference);
+    for (i, delay_ms) in [150u64, 400, 900].iter().enumerate() {
+        let dir = tmpdir(&format!("kill{i}"));
+        let mut child = bin()
+            .args(["train", "--quiet", "--config", cfg_path.to_str().unwrap(), "--out", dir.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(*delay_ms));
+        child.kill().ok(); // SIGKILL: no chance to clean up
+        child.wait().unwrap();
+        // Whatever was on disk must be readable, and no temporary file may pose as a checkpoint.
+        if dir.join("checkpoints").exists() {
+            for e in std::fs::read_dir(dir.join("checkpoints")).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "safetensors") {
+                    windtunnel::io::tensors::read(&p)
+                        .unwrap_or_else(|e| panic!("corrupt checkpoint {}: {e}", p.display()));
+                }
+            }
+        }
+        if !dir.join("resume.safetensors").exists() {
+            continue; // killed before the first checkpoint: nothing to resume
+        }
+        let st = bin()
+            .args(["train", "--quiet", "--resume", dir.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
+        assert_eq!(final_hash(&dir), want, "killed after {delay_ms} ms");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    std::fs::remove_dir_all(&reference).ok();
+}
+
+#[test]
+fn an_existing_run_directory_is_never_overwritten_without_force() {
+    let cfg_path = tmpdir("cfg2").with_extension("toml");
+    std::fs::write(&cfg_path, SMALL.replace("max_steps = 40", "max_steps = 5")).unwrap();
+    let dir = tmpdir("exists");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["train", "--quiet", "--config", cfg_path.to_str().unwrap(), "--out", dir.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        bin().args(&args).output().unwrap()
+    };
+    assert!(run(&[]).status.success());
+    let metrics = std::fs::read(dir.join("metrics.jsonl")).unwrap();
+    let second = run(&[]);
+    assert_eq!(second.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(err.contains("already exists") && err.contains("--resume") && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(dir.join("metrics.jsonl")).unwrap(), metrics, "untouched");
+    assert!(run(&["--force"]).status.success());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn divergence_stops_with_a_clear_message_and_keeps_the_last_good_checkpoint() {
+    // Weights of 1e30 overflow the forward pass: the loss is not finite at the first step.
+    let cfg = small(&[]);
+    let mut m = Model::<f32>::init(&cfg.model, 1);
+    for p in m.params.iter_mut() {
+        *p *= 1e30;
+    }
+    let init = tmpdir("huge").with_extension("safetensors");
+    windtunnel::io::weights::save_params(&init, &m).unwrap();
+    let cfg_path = tmpdir("cfg3").with_extension("toml");
+    std::fs::write(&cfg_path, SMALL).unwrap();
+    let dir = tmpdir("nan");
+    let out = bin()
+        .args(["train", "--quiet", "--config", cfg_path.to_str().unwrap(), "--out", dir.to_str().unwrap()])
+        .args(["--set", &format!("train.init={:?}", init.to_str().unwrap())])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("diverged at step 0") && err.contains("last good checkpoint"), "{err}");
+    assert!(!err.contains("panicked"));
+    assert!(dir.join("checkpoints/step_00000000.safetensors").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn config_errors_name_the_key_and_range() {
+    let out = bin().args(["train", "--set", "train.batch_size=0", "--out", "/tmp/never"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("train.batch_size") && err.contains("allowed 1..=65536"), "{err}");
+    let out = bin().args(["train", "--set", "train.learning_rate=1", "--out", "/tmp/never"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("learning_rate"), "{err}");
+    assert!(!Path::new("/tmp/never").exists());
+}
