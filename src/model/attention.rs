@@ -40,26 +40,35 @@ fn attn_scale<S: Scalar>(dh: usize) -> S {
     S::from_f64(crate::numerics::math::sqrt(dh as f64))
 }
 
-/// scores, pattern are (B, H, T, T); z is (B·T, H·dh); qkv is (B·T, 3·H·dh).
-pub fn attention_forward<S: Scalar>(z: &mut [S], scores: &mut [S], pattern: &mut [S], qkv: &[S], sh: AttnShape) {
+/// Attention for the query positions `qs` (ascending; `0..T` for every position) against all
+/// causal keys. z is (B·nq, H·dh) with row `b·nq + qi` for query `qs[qi]`; scores and pattern are
+/// (B, H, nq, T); qkv is (B·T, 3·H·dh).
+pub fn attention_forward<S: Scalar>(
+    z: &mut [S],
+    scores: &mut [S],
+    pattern: &mut [S],
+    qkv: &[S],
+    sh: AttnShape,
+    qs: &[usize],
+) {
     let AttnShape { t, h: nh, dh, .. } = sh;
-    let hd = sh.hd();
+    let (hd, nq) = (sh.hd(), qs.len());
     let scale: S = attn_scale(dh);
-    z.par_chunks_mut(t * hd)
-        .zip(scores.par_chunks_mut(nh * t * t))
-        .zip(pattern.par_chunks_mut(nh * t * t))
+    z.par_chunks_mut(nq * hd)
+        .zip(scores.par_chunks_mut(nh * nq * t))
+        .zip(pattern.par_chunks_mut(nh * nq * t))
         .enumerate()
         .for_each(|(b, ((z, scores), pattern))| {
             for h in 0..nh {
-                for i in 0..t {
-                    let row = (h * t + i) * t;
-                    let qi = &qkv[sh.q(b * t + i, h)..sh.q(b * t + i, h) + dh];
+                for (qi, &i) in qs.iter().enumerate() {
+                    let row = (h * nq + qi) * t;
+                    let qo = sh.q(b * t + i, h);
                     let mut m = S::neg_infinity();
                     for j in 0..=i {
-                        let kj = &qkv[sh.k(b * t + j, h)..sh.k(b * t + j, h) + dh];
+                        let ko = sh.k(b * t + j, h);
                         let mut dot = S::zero();
                         for d in 0..dh {
-                            dot += qi[d] * kj[d];
+                            dot += qkv[qo + d] * qkv[ko + d];
                         }
                         let s = dot / scale;
                         scores[row + j] = s;
@@ -78,13 +87,13 @@ pub fn attention_forward<S: Scalar>(z: &mut [S], scores: &mut [S], pattern: &mut
                         scores[row + j] = S::neg_infinity();
                         pattern[row + j] = S::zero();
                     }
-                    let zi = &mut z[i * hd + h * dh..i * hd + (h + 1) * dh];
+                    let zi = &mut z[qi * hd + h * dh..qi * hd + (h + 1) * dh];
                     zi.fill(S::zero());
                     for j in 0..=i {
                         let p = pattern[row + j];
-                        let vj = &qkv[sh.v(b * t + j, h)..sh.v(b * t + j, h) + dh];
+                        let vo = sh.v(b * t + j, h);
                         for d in 0..dh {
-                            zi[d] += p * vj[d];
+                            zi[d] += p * qkv[vo + d];
                         }
                     }
                 }
@@ -92,42 +101,44 @@ pub fn attention_forward<S: Scalar>(z: &mut [S], scores: &mut [S], pattern: &mut
         });
 }
 
-/// dqkv (B·T, 3·H·dh) = attention'(dz); overwritten, not accumulated.
-/// Sums run in ascending key order for dq and ascending query order for dk and dv.
-pub fn attention_backward<S: Scalar>(dqkv: &mut [S], dz: &[S], pattern: &[S], qkv: &[S], sh: AttnShape) {
+/// dqkv (B·T, 3·H·dh) = attention'(dz) for the query positions `qs`; overwritten (Q rows of
+/// other positions are zero). dz is (B·nq, H·dh), pattern (B, H, nq, T). Sums run in ascending
+/// key order for dq and ascending query order for dk and dv.
+pub fn attention_backward<S: Scalar>(dqkv: &mut [S], dz: &[S], pattern: &[S], qkv: &[S], sh: AttnShape, qs: &[usize]) {
     let AttnShape { t, h: nh, dh, .. } = sh;
-    let hd = sh.hd();
+    let (hd, nq) = (sh.hd(), qs.len());
     let scale: S = attn_scale(dh);
     dqkv.par_chunks_mut(t * 3 * hd).enumerate().for_each(|(b, dqkv)| {
         dqkv.fill(S::zero());
         let local = |n: usize| n - b * t * 3 * hd;
-        let pattern = &pattern[b * nh * t * t..(b + 1) * nh * t * t];
-        let mut dscore = vec![S::zero(); t * t];
+        let pattern = &pattern[b * nh * nq * t..(b + 1) * nh * nq * t];
+        let dz = &dz[b * nq * hd..(b + 1) * nq * hd];
+        let mut dscore = vec![S::zero(); nq * t];
         for h in 0..nh {
             // dp_ij = dz_i · v_j, then the softmax backward ds_ij = p_ij (dp_ij − Σ_k p_ik dp_ik).
-            for i in 0..t {
-                let row = (h * t + i) * t;
-                let dzi = &dz[(b * t + i) * hd + h * dh..(b * t + i) * hd + (h + 1) * dh];
+            for (qi, &i) in qs.iter().enumerate() {
+                let row = (h * nq + qi) * t;
+                let dzi = &dz[qi * hd + h * dh..qi * hd + (h + 1) * dh];
                 let mut dot_pd = S::zero();
                 for j in 0..=i {
-                    let vj = &qkv[sh.v(b * t + j, h)..sh.v(b * t + j, h) + dh];
+                    let vo = sh.v(b * t + j, h);
                     let mut dp = S::zero();
                     for d in 0..dh {
-                        dp += dzi[d] * vj[d];
+                        dp += dzi[d] * qkv[vo + d];
                     }
-                    dscore[i * t + j] = dp;
+                    dscore[qi * t + j] = dp;
                     dot_pd += pattern[row + j] * dp;
                 }
                 for j in 0..=i {
                     let p = pattern[row + j];
-                    dscore[i * t + j] = p * (dscore[i * t + j] - dot_pd) / scale;
+                    dscore[qi * t + j] = p * (dscore[qi * t + j] - dot_pd) / scale;
                 }
             }
             // dq_i = Σ_j ds_ij k_j.
-            for i in 0..t {
+            for (qi, &i) in qs.iter().enumerate() {
                 let dq0 = local(sh.q(b * t + i, h));
                 for j in 0..=i {
-                    let ds = dscore[i * t + j];
+                    let ds = dscore[qi * t + j];
                     let kj = sh.k(b * t + j, h);
                     for d in 0..dh {
                         dqkv[dq0 + d] += ds * qkv[kj + d];
@@ -138,13 +149,16 @@ pub fn attention_backward<S: Scalar>(dqkv: &mut [S], dz: &[S], pattern: &[S], qk
             for j in 0..t {
                 let dk0 = local(sh.k(b * t + j, h));
                 let dv0 = local(sh.v(b * t + j, h));
-                for i in j..t {
-                    let ds = dscore[i * t + j];
-                    let p = pattern[(h * t + i) * t + j];
-                    let qi = sh.q(b * t + i, h);
-                    let dzi = (b * t + i) * hd + h * dh;
+                for (qi, &i) in qs.iter().enumerate() {
+                    if i < j {
+                        continue;
+                    }
+                    let ds = dscore[qi * t + j];
+                    let p = pattern[(h * nq + qi) * t + j];
+                    let qo = sh.q(b * t + i, h);
+                    let dzi = qi * hd + h * dh;
                     for d in 0..dh {
-                        dqkv[dk0 + d] += ds * qkv[qi + d];
+                        dqkv[dk0 + d] += ds * qkv[qo + d];
                         dqkv[dv0 + d] += p * dz[dzi + d];
                     }
                 }

@@ -18,6 +18,7 @@ impl<S: Scalar> Model<S> {
     /// All hook activations of the last [`Model::forward`] on `batch` (same workspace), in TL's
     /// module order.
     pub fn hook_cache(&self, ws: &Workspace<S>, batch: &Batch) -> Vec<Hook<S>> {
+        assert!(ws.is_full(), "hook_cache needs Model::forward (all positions), not forward_scored");
         let cfg = &self.cfg;
         let (b, t, c, f, h, dh) = (ws.batch, ws.t_run, cfg.d_model, cfg.d_mlp, cfg.n_heads, cfg.d_head);
         let n = b * t;

@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod layer_norm;
 pub mod loss;
 pub mod params;
+pub mod pass;
 pub mod transformer;
 pub mod workspace;
 

@@ -8,17 +8,13 @@
 //! Backward mirrors it in reverse with accumulate semantics on the gradient buffer (zero it
 //! with [`Model::zero_grad`] once per step).
 
-use super::activation::{act_backward, act_forward};
-use super::attention::{AttnShape, attention_backward, attention_forward};
 use super::config::ModelConfig;
-use super::embed::{embed_backward, embed_forward};
-use super::layer_norm::{layernorm_backward, layernorm_forward};
-use super::loss::{crossentropy_backward, crossentropy_forward, shifted_targets};
+use super::loss::shifted_targets;
 use super::params::Layout;
+use super::pass::scored_positions;
 use super::workspace::Workspace;
 use crate::error::{Error, Result};
 use crate::numerics::Scalar;
-use crate::numerics::matmul::{Accum, matmul_nn, matmul_tn, sum_rows_into, transpose};
 use crate::rng::{Purpose, Stream};
 use crate::task::Batch;
 use rayon::prelude::*;
@@ -84,7 +80,7 @@ impl<S: Scalar> Model<S> {
         Workspace::new(&self.cfg, max_batch, t)
     }
 
-    fn p(&self, i: usize) -> &[S] {
+    pub(crate) fn p(&self, i: usize) -> &[S] {
         self.layout.view(&self.params, i)
     }
 
@@ -115,207 +111,23 @@ impl<S: Scalar> Model<S> {
     /// losses, the TL hook activations) and returns the mean loss over scored positions. Panics
     /// if the batch does not fit (use [`Model::check_batch`] on untrusted input).
     pub fn forward(&self, ws: &mut Workspace<S>, batch: &Batch) -> S {
-        self.forward_positions(ws, batch, batch.seq_len)
+        let t = batch.seq_len;
+        self.run_forward(ws, batch, t, (0..t).collect())
     }
 
-    /// Forward pass over only the positions the loss needs: `0..=p` where `p` is the last
-    /// position whose next token is scored. Later positions feed nothing (no label, and causal
-    /// attention never looks ahead), so the loss, every scored row and every gradient of the
-    /// following [`Model::backward`] are bit-identical to the full pass (tests/scored_positions.rs).
+    /// Forward pass over only what the loss reads: positions up to the last one whose next token
+    /// is scored, and in the last block (and the head) only the scored positions. The loss, the
+    /// scored rows and every gradient of the following [`Model::backward`] are bit-identical to
+    /// the full pass (tests/scored_positions.rs). Output rows are `b·|out_pos| + j` for position
+    /// `ws.out_pos[j]` (see [`Workspace::out_row`]).
     pub fn forward_scored(&self, ws: &mut Workspace<S>, batch: &Batch) -> S {
         let t = batch.seq_len;
-        let last = (0..batch.batch_size)
-            .filter_map(|b| {
-                batch.labels[b * t + 1..(b + 1) * t].iter().rposition(|&l| l != crate::task::tokenizer::IGNORE)
-            })
-            .max()
-            .map_or(1, |p| p + 1);
-        self.forward_positions(ws, batch, last)
-    }
-
-    fn forward_positions(&self, ws: &mut Workspace<S>, batch: &Batch, t_run: usize) -> S {
-        assert!(batch.batch_size <= ws.max_batch && batch.seq_len == ws.t, "batch does not fit workspace");
-        assert!((1..=batch.seq_len).contains(&t_run));
-        let cfg = &self.cfg;
-        let (t, c, f, v, hd) = (t_run, cfg.d_model, cfg.d_mlp, cfg.d_vocab, cfg.d_attn());
-        ws.batch = batch.batch_size;
-        ws.t_run = t_run;
-        let n = ws.rows();
-        let sh = AttnShape { b: batch.batch_size, t, h: cfg.n_heads, dh: cfg.d_head };
-        let lay = &self.layout;
-
-        embed_forward(
-            &mut ws.resid[0][..n * c],
-            &batch.tokens,
-            batch.seq_len,
-            self.p(lay.w_e),
-            self.p(lay.w_pos),
-            t,
-            c,
-        );
-        for l in 0..cfg.n_layers {
-            let bp = lay.blocks[l];
-            pack_qkv(&mut ws.w_qkv, &mut ws.b_qkv, self, l);
-            let (before, after) = ws.resid.split_at_mut(l + 1);
-            let x = &before[l][..n * c];
-            let out = &mut after[0][..n * c];
-            let a = &mut ws.layers[l];
-            layernorm_forward(&mut a.ln1_out[..n * c], &mut a.ln1, x, self.p(bp.ln1_w), self.p(bp.ln1_b), c, cfg.eps);
-            matmul_nn(
-                &mut a.qkv[..n * 3 * hd],
-                &a.ln1_out[..n * c],
-                &ws.w_qkv,
-                Some(&ws.b_qkv),
-                n,
-                c,
-                3 * hd,
-                Accum::Set,
-            );
-            let att = batch.batch_size * cfg.n_heads * t * t;
-            attention_forward(
-                &mut a.z[..n * hd],
-                &mut a.scores[..att],
-                &mut a.pattern[..att],
-                &a.qkv[..n * 3 * hd],
-                sh,
-            );
-            matmul_nn(
-                &mut a.attn_out[..n * c],
-                &a.z[..n * hd],
-                self.p(bp.w_o),
-                Some(self.p(bp.b_o)),
-                n,
-                hd,
-                c,
-                Accum::Set,
-            );
-            add(&mut a.resid_mid[..n * c], x, &a.attn_out[..n * c]);
-            layernorm_forward(
-                &mut a.ln2_out[..n * c],
-                &mut a.ln2,
-                &a.resid_mid[..n * c],
-                self.p(bp.ln2_w),
-                self.p(bp.ln2_b),
-                c,
-                cfg.eps,
-            );
-            matmul_nn(
-                &mut a.mlp_pre[..n * f],
-                &a.ln2_out[..n * c],
-                self.p(bp.w_in),
-                Some(self.p(bp.b_in)),
-                n,
-                c,
-                f,
-                Accum::Set,
-            );
-            act_forward(cfg.act_fn, &mut a.mlp_post[..n * f], &a.mlp_pre[..n * f]);
-            matmul_nn(
-                &mut a.mlp_out[..n * c],
-                &a.mlp_post[..n * f],
-                self.p(bp.w_out),
-                Some(self.p(bp.b_out)),
-                n,
-                f,
-                c,
-                Accum::Set,
-            );
-            add(out, &a.resid_mid[..n * c], &a.mlp_out[..n * c]);
+        let full = shifted_targets(&batch.labels, t, t);
+        let pos = scored_positions(&full, batch.batch_size, t);
+        match pos.last() {
+            Some(&last) => self.run_forward(ws, batch, last + 1, pos),
+            None => self.run_forward(ws, batch, t, (0..t).collect()),
         }
-        let last = &ws.resid[cfg.n_layers][..n * c];
-        layernorm_forward(
-            &mut ws.lnf_out[..n * c],
-            &mut ws.lnf,
-            last,
-            self.p(lay.lnf_w),
-            self.p(lay.lnf_b),
-            c,
-            cfg.eps,
-        );
-        matmul_nn(
-            &mut ws.logits[..n * v],
-            &ws.lnf_out[..n * c],
-            self.p(lay.w_u),
-            Some(self.p(lay.b_u)),
-            n,
-            c,
-            v,
-            Accum::Set,
-        );
-
-        ws.targets[..n].copy_from_slice(&shifted_targets(&batch.labels, batch.seq_len, t));
-        let (loss, count) = crossentropy_forward(&mut ws.losses[..n], &ws.logits[..n * v], &ws.targets[..n], v);
-        ws.n_scored = count;
-        loss
-    }
-
-    /// Backward pass of the loss of the last [`Model::forward`] on the same batch and
-    /// workspace; gradients are *added* to `grads` (same layout as the parameters).
-    pub fn backward(&self, ws: &mut Workspace<S>, batch: &Batch, grads: &mut [S]) {
-        assert_eq!(grads.len(), self.layout.total);
-        let cfg = &self.cfg;
-        let (t, c, f, v, hd) = (ws.t_run, cfg.d_model, cfg.d_mlp, cfg.d_vocab, cfg.d_attn());
-        let n = ws.rows();
-        let sh = AttnShape { b: batch.batch_size, t, h: cfg.n_heads, dh: cfg.d_head };
-        let lay = &self.layout;
-
-        // Loss and unembed.
-        crossentropy_backward(&mut ws.d_logits[..n * v], &ws.logits[..n * v], &ws.targets[..n], v, ws.n_scored);
-        let (dw_u, db_u) = lay.view2_mut(grads, lay.w_u, lay.b_u);
-        matmul_tn(dw_u, &ws.lnf_out[..n * c], &ws.d_logits[..n * v], c, n, v, Accum::Add);
-        sum_rows_into(db_u, &ws.d_logits[..n * v], n, v);
-        transpose(&mut ws.w_t[..c * v], self.p(lay.w_u), c, v);
-        matmul_nn(&mut ws.d_c[..n * c], &ws.d_logits[..n * v], &ws.w_t[..c * v], None, n, v, c, Accum::Set);
-        ws.d_resid[..n * c].fill(S::zero());
-        let (dw, db) = lay.view2_mut(grads, lay.lnf_w, lay.lnf_b);
-        layernorm_backward(&mut ws.d_resid[..n * c], dw, db, &ws.d_c[..n * c], &ws.lnf, self.p(lay.lnf_w), c);
-
-        for l in (0..cfg.n_layers).rev() {
-            let bp = lay.blocks[l];
-            let a = &ws.layers[l];
-            // MLP: resid[l+1] = resid_mid + mlp_out.
-            let (dw, db) = lay.view2_mut(grads, bp.w_out, bp.b_out);
-            matmul_tn(dw, &a.mlp_post[..n * f], &ws.d_resid[..n * c], f, n, c, Accum::Add);
-            sum_rows_into(db, &ws.d_resid[..n * c], n, c);
-            transpose(&mut ws.w_t[..f * c], self.p(bp.w_out), f, c);
-            matmul_nn(&mut ws.d_f[..n * f], &ws.d_resid[..n * c], &ws.w_t[..f * c], None, n, c, f, Accum::Set);
-            act_backward(cfg.act_fn, &mut ws.d_f2[..n * f], &ws.d_f[..n * f], &a.mlp_pre[..n * f]);
-            let (dw, db) = lay.view2_mut(grads, bp.w_in, bp.b_in);
-            matmul_tn(dw, &a.ln2_out[..n * c], &ws.d_f2[..n * f], c, n, f, Accum::Add);
-            sum_rows_into(db, &ws.d_f2[..n * f], n, f);
-            transpose(&mut ws.w_t[..c * f], self.p(bp.w_in), c, f);
-            matmul_nn(&mut ws.d_c[..n * c], &ws.d_f2[..n * f], &ws.w_t[..c * f], None, n, f, c, Accum::Set);
-            let (dw, db) = lay.view2_mut(grads, bp.ln2_w, bp.ln2_b);
-            layernorm_backward(&mut ws.d_resid[..n * c], dw, db, &ws.d_c[..n * c], &a.ln2, self.p(bp.ln2_w), c);
-
-            // Attention: resid_mid = resid[l] + attn_out.
-            let (dw, db) = lay.view2_mut(grads, bp.w_o, bp.b_o);
-            matmul_tn(dw, &a.z[..n * hd], &ws.d_resid[..n * c], hd, n, c, Accum::Add);
-            sum_rows_into(db, &ws.d_resid[..n * c], n, c);
-            transpose(&mut ws.w_t[..hd * c], self.p(bp.w_o), hd, c);
-            matmul_nn(&mut ws.d_z[..n * hd], &ws.d_resid[..n * c], &ws.w_t[..hd * c], None, n, c, hd, Accum::Set);
-            attention_backward(&mut ws.d_qkv[..n * 3 * hd], &ws.d_z[..n * hd], &a.pattern, &a.qkv[..n * 3 * hd], sh);
-            matmul_tn(&mut ws.dw_qkv, &a.ln1_out[..n * c], &ws.d_qkv[..n * 3 * hd], c, n, 3 * hd, Accum::Set);
-            ws.db_qkv.fill(S::zero());
-            sum_rows_into(&mut ws.db_qkv, &ws.d_qkv[..n * 3 * hd], n, 3 * hd);
-            unpack_qkv_grads(grads, &ws.dw_qkv, &ws.db_qkv, self, l);
-            pack_qkv(&mut ws.w_qkv, &mut ws.b_qkv, self, l);
-            transpose(&mut ws.w_t[..c * 3 * hd], &ws.w_qkv, c, 3 * hd);
-            matmul_nn(
-                &mut ws.d_c[..n * c],
-                &ws.d_qkv[..n * 3 * hd],
-                &ws.w_t[..c * 3 * hd],
-                None,
-                n,
-                3 * hd,
-                c,
-                Accum::Set,
-            );
-            let (dw, db) = lay.view2_mut(grads, bp.ln1_w, bp.ln1_b);
-            layernorm_backward(&mut ws.d_resid[..n * c], dw, db, &ws.d_c[..n * c], &a.ln1, self.p(bp.ln1_w), c);
-        }
-        let (dw_e, dw_pos) = lay.view2_mut(grads, lay.w_e, lay.w_pos);
-        embed_backward(dw_e, dw_pos, &ws.d_resid[..n * c], &batch.tokens, batch.seq_len, t, c);
     }
 
     /// Forward (scored positions only) and backward in one call: zeroes `grads`, returns the loss.
@@ -328,7 +140,7 @@ impl<S: Scalar> Model<S> {
 }
 
 /// out = x + y elementwise (residual stream).
-fn add<S: Scalar>(out: &mut [S], x: &[S], y: &[S]) {
+pub(crate) fn add<S: Scalar>(out: &mut [S], x: &[S], y: &[S]) {
     out.par_chunks_mut(ADD_CHUNK).zip(x.par_chunks(ADD_CHUNK)).zip(y.par_chunks(ADD_CHUNK)).for_each(|((o, x), y)| {
         for i in 0..o.len() {
             o[i] = x[i] + y[i];
@@ -338,7 +150,7 @@ fn add<S: Scalar>(out: &mut [S], x: &[S], y: &[S]) {
 
 /// w_qkv (C, 3·H·dh) = [W_Q | W_K | W_V] with `w[c, s·HD + h·dh + d] = W_s[h, c, d]`, and the
 /// matching bias (a copy; no arithmetic).
-fn pack_qkv<S: Scalar>(w_qkv: &mut [S], b_qkv: &mut [S], m: &Model<S>, l: usize) {
+pub(crate) fn pack_qkv<S: Scalar>(w_qkv: &mut [S], b_qkv: &mut [S], m: &Model<S>, l: usize) {
     let (c, h, dh) = (m.cfg.d_model, m.cfg.n_heads, m.cfg.d_head);
     let hd = h * dh;
     let bp = m.layout.blocks[l];
@@ -356,7 +168,7 @@ fn pack_qkv<S: Scalar>(w_qkv: &mut [S], b_qkv: &mut [S], m: &Model<S>, l: usize)
 }
 
 /// Add packed QKV weight/bias gradients into the per-head TL tensors.
-fn unpack_qkv_grads<S: Scalar>(grads: &mut [S], dw_qkv: &[S], db_qkv: &[S], m: &Model<S>, l: usize) {
+pub(crate) fn unpack_qkv_grads<S: Scalar>(grads: &mut [S], dw_qkv: &[S], db_qkv: &[S], m: &Model<S>, l: usize) {
     let (c, h, dh) = (m.cfg.d_model, m.cfg.n_heads, m.cfg.d_head);
     let hd = h * dh;
     let bp = m.layout.blocks[l];

@@ -46,6 +46,13 @@ pub struct Workspace<S> {
     /// [`Model::forward`]: super::Model::forward
     /// [`Model::forward_scored`]: super::Model::forward_scored
     pub t_run: usize,
+    /// Positions (ascending) whose outputs the last block and the head computed: all of
+    /// `0..t_run` after [`Model::forward`], the scored ones after [`Model::forward_scored`].
+    /// Rows of `logits`, `losses`, `targets` and `lnf*` are `b·out_pos.len() + j`.
+    ///
+    /// [`Model::forward`]: super::Model::forward
+    /// [`Model::forward_scored`]: super::Model::forward_scored
+    pub out_pos: Vec<usize>,
     /// `resid[l]` is the input of block `l` (TL blocks.l.hook_resid_pre); `resid[L]` is the
     /// final residual stream. Each (N, C).
     pub resid: Vec<Vec<S>>,
@@ -65,6 +72,7 @@ pub struct Workspace<S> {
     pub(crate) b_qkv: Vec<S>,
     pub(crate) w_t: Vec<S>,
     pub(crate) d_resid: Vec<S>,
+    pub(crate) d_resid2: Vec<S>,
     pub(crate) d_c: Vec<S>,
     pub(crate) d_f: Vec<S>,
     pub(crate) d_f2: Vec<S>,
@@ -101,6 +109,7 @@ impl<S: Scalar> Workspace<S> {
             t,
             batch: 0,
             t_run: t,
+            out_pos: (0..t).collect(),
             resid: (0..=cfg.n_layers).map(|_| z(n * c)).collect(),
             layers: (0..cfg.n_layers).map(|_| layer()).collect(),
             lnf: LnCache::new(n, c),
@@ -113,6 +122,7 @@ impl<S: Scalar> Workspace<S> {
             b_qkv: z(3 * hd),
             w_t: z(wt_len),
             d_resid: z(n * c),
+            d_resid2: z(n * c),
             d_c: z(n * c),
             d_f: z(n * f),
             d_f2: z(n * f),
@@ -124,8 +134,23 @@ impl<S: Scalar> Workspace<S> {
         }
     }
 
-    /// Rows (B·T) of the current batch.
+    /// Rows (B·t_run) of the current batch in the blocks.
     pub fn rows(&self) -> usize {
         self.batch * self.t_run
+    }
+
+    /// Output rows (B·|out_pos|): rows of logits, losses and targets.
+    pub fn n_out(&self) -> usize {
+        self.batch * self.out_pos.len()
+    }
+
+    /// The output row of example `b` at position `pos`, if that position was computed.
+    pub fn out_row(&self, b: usize, pos: usize) -> Option<usize> {
+        self.out_pos.binary_search(&pos).ok().map(|j| b * self.out_pos.len() + j)
+    }
+
+    /// Whether the last forward computed every position (required by the hook cache).
+    pub fn is_full(&self) -> bool {
+        self.t_run == self.t && self.out_pos.len() == self.t
     }
 }

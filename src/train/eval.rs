@@ -19,9 +19,9 @@ pub struct BatchStats {
 
 /// Read the statistics of the last forward on `batch` from the workspace.
 pub fn batch_stats<S: Scalar>(model: &Model<S>, ws: &Workspace<S>, batch: &Batch, loss: S) -> BatchStats {
-    let (t, v) = (ws.t_run, model.cfg.d_vocab);
+    let v = model.cfg.d_vocab;
     let (mut hit, mut total) = (0usize, 0usize);
-    for (n, &y) in ws.targets[..ws.rows()].iter().enumerate() {
+    for (n, &y) in ws.targets[..ws.n_out()].iter().enumerate() {
         if y == IGNORE || y as u32 == EOS {
             continue;
         }
@@ -39,16 +39,16 @@ pub fn batch_stats<S: Scalar>(model: &Model<S>, ws: &Workspace<S>, batch: &Batch
     BatchStats {
         loss: loss.value(),
         accuracy: if total > 0 { hit as f64 / total as f64 } else { 0.0 },
-        first_target_loss: first_target_loss(ws, batch, t),
+        first_target_loss: first_target_loss(ws, batch),
     }
 }
 
-/// Mean over examples of the loss at position `target_start − 1` (rows `b·t + pos` with
-/// `t = ws.t_run`).
-pub fn first_target_loss<S: Scalar>(ws: &Workspace<S>, batch: &Batch, t: usize) -> f64 {
+/// Mean over examples of the loss at position `target_start − 1`.
+pub fn first_target_loss<S: Scalar>(ws: &Workspace<S>, batch: &Batch) -> f64 {
     let mut sum = 0.0;
     for (b, &ts) in batch.target_start.iter().enumerate() {
-        sum += ws.losses[b * t + ts - 1].value();
+        let row = ws.out_row(b, ts - 1).expect("the first target position is scored");
+        sum += ws.losses[row].value();
     }
     sum / batch.batch_size as f64
 }
@@ -133,12 +133,12 @@ pub fn sequence_log_probs<S: Scalar>(model: &Model<S>, ws: &mut Workspace<S>, se
     for chunk in seqs.chunks(ws.max_batch) {
         let batch = Batch::from_encoded(chunk.iter());
         model.forward_scored(ws, &batch);
-        let t = ws.t_run;
+        let no = ws.out_pos.len();
         for b in 0..batch.batch_size {
             let mut total = S::zero();
-            for p in 0..t {
-                if ws.targets[b * t + p] != IGNORE {
-                    total += -ws.losses[b * t + p];
+            for r in b * no..(b + 1) * no {
+                if ws.targets[r] != IGNORE {
+                    total += -ws.losses[r];
                 }
             }
             out.push(total.value());
@@ -167,11 +167,11 @@ pub fn z_shuffle_stats<S: Scalar>(
     step: u64,
 ) -> ZShuffleStats {
     let clean_loss = model.forward_scored(ws, batch);
-    let first_target_clean = first_target_loss(ws, batch, ws.t_run);
+    let first_target_clean = first_target_loss(ws, batch);
     let shuffled = shuffle_z(batch, seed, step);
     let shuf_loss = model.forward_scored(ws, &shuffled);
     ZShuffleStats {
-        first_target_shuffled: first_target_loss(ws, &shuffled, ws.t_run),
+        first_target_shuffled: first_target_loss(ws, &shuffled),
         first_target_clean,
         all_target_shuffled: shuf_loss.value(),
         all_target_clean: clean_loss.value(),

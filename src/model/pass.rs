@@ -1,0 +1,276 @@
+//! Forward and backward passes (llm.c style: one call per layer, shapes in comments).
+//!
+//! Every block computes LayerNorm 1, Q, K and V at all `n = B·t` rows (t = positions run). The
+//! blocks before the last compute attention, `W_O`, LayerNorm 2 and the MLP at all positions; the
+//! last block computes them only at the *output positions* `ws.out_pos` (all positions for
+//! [`Model::forward`], the scored ones for [`Model::forward_scored`]), and so do the final
+//! LayerNorm, the unembed and the loss. Rows a position set leaves out contribute exact zeros to
+//! every gradient sum in the full pass, so the results are bit-identical.
+
+use super::activation::{act_backward, act_forward};
+use super::attention::{AttnShape, attention_backward, attention_forward};
+use super::embed::{embed_backward, embed_forward};
+use super::layer_norm::{layernorm_backward, layernorm_forward};
+use super::loss::{crossentropy_backward, crossentropy_forward, shifted_targets};
+use super::transformer::{Model, add, pack_qkv, unpack_qkv_grads};
+use super::workspace::Workspace;
+use crate::numerics::Scalar;
+use crate::numerics::matmul::{Accum, matmul_nn, matmul_tn, sum_rows_into, transpose};
+use crate::task::Batch;
+use crate::task::tokenizer::IGNORE;
+
+impl<S: Scalar> Model<S> {
+    /// Forward pass over positions `0..t_run`; the last block and the head only at `out_pos`.
+    pub(crate) fn run_forward(&self, ws: &mut Workspace<S>, batch: &Batch, t_run: usize, out_pos: Vec<usize>) -> S {
+        assert!(batch.batch_size <= ws.max_batch && batch.seq_len == ws.t, "batch does not fit workspace");
+        assert!((1..=batch.seq_len).contains(&t_run) && !out_pos.is_empty());
+        let cfg = &self.cfg;
+        let (t, c, f, v, hd, b) = (t_run, cfg.d_model, cfg.d_mlp, cfg.d_vocab, cfg.d_attn(), batch.batch_size);
+        ws.batch = b;
+        ws.t_run = t_run;
+        ws.out_pos = out_pos;
+        let n = ws.rows();
+        let all: Vec<usize> = (0..t).collect();
+        let sh = AttnShape { b, t, h: cfg.n_heads, dh: cfg.d_head };
+        let lay = &self.layout;
+
+        // x = W_E[tokens] + W_pos: (n, C)
+        embed_forward(
+            &mut ws.resid[0][..n * c],
+            &batch.tokens,
+            batch.seq_len,
+            self.p(lay.w_e),
+            self.p(lay.w_pos),
+            t,
+            c,
+        );
+        for l in 0..cfg.n_layers {
+            let last = l + 1 == cfg.n_layers;
+            let qs: &[usize] = if last { &ws.out_pos } else { &all };
+            let nq = b * qs.len();
+            let bp = lay.blocks[l];
+            pack_qkv(&mut ws.w_qkv, &mut ws.b_qkv, self, l);
+            let (before, after) = ws.resid.split_at_mut(l + 1);
+            let x = &before[l][..n * c];
+            let out = &mut after[0][..nq * c];
+            let a = &mut ws.layers[l];
+            // ln1: (n, C); qkv = ln1·[W_Q|W_K|W_V] + b: (n, 3·HD)
+            layernorm_forward(&mut a.ln1_out[..n * c], &mut a.ln1, x, self.p(bp.ln1_w), self.p(bp.ln1_b), c, cfg.eps);
+            matmul_nn(
+                &mut a.qkv[..n * 3 * hd],
+                &a.ln1_out[..n * c],
+                &ws.w_qkv,
+                Some(&ws.b_qkv),
+                n,
+                c,
+                3 * hd,
+                Accum::Set,
+            );
+            // z: (nq, HD) for the query positions qs; scores, pattern: (B, H, |qs|, t)
+            let att = b * cfg.n_heads * qs.len() * t;
+            attention_forward(
+                &mut a.z[..nq * hd],
+                &mut a.scores[..att],
+                &mut a.pattern[..att],
+                &a.qkv[..n * 3 * hd],
+                sh,
+                qs,
+            );
+            // attn_out = z·W_O + b_O: (nq, C); resid_mid = x[qs] + attn_out
+            matmul_nn(
+                &mut a.attn_out[..nq * c],
+                &a.z[..nq * hd],
+                self.p(bp.w_o),
+                Some(self.p(bp.b_o)),
+                nq,
+                hd,
+                c,
+                Accum::Set,
+            );
+            if qs.len() == t {
+                add(&mut a.resid_mid[..nq * c], x, &a.attn_out[..nq * c]);
+            } else {
+                gather_rows(&mut ws.d_c[..nq * c], x, qs, t, c);
+                add(&mut a.resid_mid[..nq * c], &ws.d_c[..nq * c], &a.attn_out[..nq * c]);
+            }
+            // MLP: ln2 → W_in → act → W_out, residual add: (nq, ·)
+            layernorm_forward(
+                &mut a.ln2_out[..nq * c],
+                &mut a.ln2,
+                &a.resid_mid[..nq * c],
+                self.p(bp.ln2_w),
+                self.p(bp.ln2_b),
+                c,
+                cfg.eps,
+            );
+            matmul_nn(
+                &mut a.mlp_pre[..nq * f],
+                &a.ln2_out[..nq * c],
+                self.p(bp.w_in),
+                Some(self.p(bp.b_in)),
+                nq,
+                c,
+                f,
+                Accum::Set,
+            );
+            act_forward(cfg.act_fn, &mut a.mlp_post[..nq * f], &a.mlp_pre[..nq * f]);
+            matmul_nn(
+                &mut a.mlp_out[..nq * c],
+                &a.mlp_post[..nq * f],
+                self.p(bp.w_out),
+                Some(self.p(bp.b_out)),
+                nq,
+                f,
+                c,
+                Accum::Set,
+            );
+            add(out, &a.resid_mid[..nq * c], &a.mlp_out[..nq * c]);
+        }
+        // Head at the output rows: (no, C) → (no, V)
+        let no = ws.n_out();
+        let last = &ws.resid[cfg.n_layers][..no * c];
+        layernorm_forward(
+            &mut ws.lnf_out[..no * c],
+            &mut ws.lnf,
+            last,
+            self.p(lay.lnf_w),
+            self.p(lay.lnf_b),
+            c,
+            cfg.eps,
+        );
+        matmul_nn(
+            &mut ws.logits[..no * v],
+            &ws.lnf_out[..no * c],
+            self.p(lay.w_u),
+            Some(self.p(lay.b_u)),
+            no,
+            c,
+            v,
+            Accum::Set,
+        );
+
+        let full = shifted_targets(&batch.labels, batch.seq_len, t);
+        let nout = ws.out_pos.len();
+        for bi in 0..b {
+            for (j, &p) in ws.out_pos.iter().enumerate() {
+                ws.targets[bi * nout + j] = full[bi * t + p];
+            }
+        }
+        let (loss, count) = crossentropy_forward(&mut ws.losses[..no], &ws.logits[..no * v], &ws.targets[..no], v);
+        ws.n_scored = count;
+        loss
+    }
+
+    /// Backward pass of the loss of the last forward on the same batch and workspace; gradients
+    /// are *added* to `grads` (same layout as the parameters).
+    pub fn backward(&self, ws: &mut Workspace<S>, batch: &Batch, grads: &mut [S]) {
+        assert_eq!(grads.len(), self.layout.total);
+        let cfg = &self.cfg;
+        let (t, c, f, v, hd, b) = (ws.t_run, cfg.d_model, cfg.d_mlp, cfg.d_vocab, cfg.d_attn(), ws.batch);
+        let n = ws.rows();
+        let no = ws.n_out();
+        let all: Vec<usize> = (0..t).collect();
+        let sh = AttnShape { b, t, h: cfg.n_heads, dh: cfg.d_head };
+        let lay = &self.layout;
+
+        // Loss and head: dlogits (no, V) → dW_U, db_U, d(lnf_out) (no, C) → d_resid (no, C)
+        crossentropy_backward(&mut ws.d_logits[..no * v], &ws.logits[..no * v], &ws.targets[..no], v, ws.n_scored);
+        let (dw_u, db_u) = lay.view2_mut(grads, lay.w_u, lay.b_u);
+        matmul_tn(dw_u, &ws.lnf_out[..no * c], &ws.d_logits[..no * v], c, no, v, Accum::Add);
+        sum_rows_into(db_u, &ws.d_logits[..no * v], no, v);
+        transpose(&mut ws.w_t[..c * v], self.p(lay.w_u), c, v);
+        matmul_nn(&mut ws.d_c[..no * c], &ws.d_logits[..no * v], &ws.w_t[..c * v], None, no, v, c, Accum::Set);
+        ws.d_resid[..no * c].fill(S::zero());
+        let (dw, db) = lay.view2_mut(grads, lay.lnf_w, lay.lnf_b);
+        layernorm_backward(&mut ws.d_resid[..no * c], dw, db, &ws.d_c[..no * c], &ws.lnf, self.p(lay.lnf_w), c);
+
+        for l in (0..cfg.n_layers).rev() {
+            let last = l + 1 == cfg.n_layers;
+            let qs: &[usize] = if last { &ws.out_pos } else { &all };
+            let nq = b * qs.len();
+            let bp = lay.blocks[l];
+            let a = &ws.layers[l];
+            // MLP: resid_out = resid_mid + mlp_out, all (nq, ·)
+            let (dw, db) = lay.view2_mut(grads, bp.w_out, bp.b_out);
+            matmul_tn(dw, &a.mlp_post[..nq * f], &ws.d_resid[..nq * c], f, nq, c, Accum::Add);
+            sum_rows_into(db, &ws.d_resid[..nq * c], nq, c);
+            transpose(&mut ws.w_t[..f * c], self.p(bp.w_out), f, c);
+            matmul_nn(&mut ws.d_f[..nq * f], &ws.d_resid[..nq * c], &ws.w_t[..f * c], None, nq, c, f, Accum::Set);
+            act_backward(cfg.act_fn, &mut ws.d_f2[..nq * f], &ws.d_f[..nq * f], &a.mlp_pre[..nq * f]);
+            let (dw, db) = lay.view2_mut(grads, bp.w_in, bp.b_in);
+            matmul_tn(dw, &a.ln2_out[..nq * c], &ws.d_f2[..nq * f], c, nq, f, Accum::Add);
+            sum_rows_into(db, &ws.d_f2[..nq * f], nq, f);
+            transpose(&mut ws.w_t[..c * f], self.p(bp.w_in), c, f);
+            matmul_nn(&mut ws.d_c[..nq * c], &ws.d_f2[..nq * f], &ws.w_t[..c * f], None, nq, f, c, Accum::Set);
+            let (dw, db) = lay.view2_mut(grads, bp.ln2_w, bp.ln2_b);
+            layernorm_backward(&mut ws.d_resid[..nq * c], dw, db, &ws.d_c[..nq * c], &a.ln2, self.p(bp.ln2_w), c);
+
+            // Attention: resid_mid = x[qs] + z·W_O + b_O; dz (nq, HD) → dqkv (n, 3·HD)
+            let (dw, db) = lay.view2_mut(grads, bp.w_o, bp.b_o);
+            matmul_tn(dw, &a.z[..nq * hd], &ws.d_resid[..nq * c], hd, nq, c, Accum::Add);
+            sum_rows_into(db, &ws.d_resid[..nq * c], nq, c);
+            transpose(&mut ws.w_t[..hd * c], self.p(bp.w_o), hd, c);
+            matmul_nn(&mut ws.d_z[..nq * hd], &ws.d_resid[..nq * c], &ws.w_t[..hd * c], None, nq, c, hd, Accum::Set);
+            let att = b * cfg.n_heads * qs.len() * t;
+            attention_backward(
+                &mut ws.d_qkv[..n * 3 * hd],
+                &ws.d_z[..nq * hd],
+                &a.pattern[..att],
+                &a.qkv[..n * 3 * hd],
+                sh,
+                qs,
+            );
+            matmul_tn(&mut ws.dw_qkv, &a.ln1_out[..n * c], &ws.d_qkv[..n * 3 * hd], c, n, 3 * hd, Accum::Set);
+            ws.db_qkv.fill(S::zero());
+            sum_rows_into(&mut ws.db_qkv, &ws.d_qkv[..n * 3 * hd], n, 3 * hd);
+            unpack_qkv_grads(grads, &ws.dw_qkv, &ws.db_qkv, self, l);
+            pack_qkv(&mut ws.w_qkv, &mut ws.b_qkv, self, l);
+            transpose(&mut ws.w_t[..c * 3 * hd], &ws.w_qkv, c, 3 * hd);
+            matmul_nn(
+                &mut ws.d_c[..n * c],
+                &ws.d_qkv[..n * 3 * hd],
+                &ws.w_t[..c * 3 * hd],
+                None,
+                n,
+                3 * hd,
+                c,
+                Accum::Set,
+            );
+            // The residual gradient of the block input: d(resid_mid) at the rows qs (zero
+            // elsewhere), plus LayerNorm 1's backward at every row.
+            if qs.len() != t {
+                scatter_rows(&mut ws.d_resid2[..n * c], &ws.d_resid[..nq * c], qs, t, c);
+                std::mem::swap(&mut ws.d_resid, &mut ws.d_resid2);
+            }
+            let (dw, db) = lay.view2_mut(grads, bp.ln1_w, bp.ln1_b);
+            layernorm_backward(&mut ws.d_resid[..n * c], dw, db, &ws.d_c[..n * c], &a.ln1, self.p(bp.ln1_w), c);
+        }
+        let (dw_e, dw_pos) = lay.view2_mut(grads, lay.w_e, lay.w_pos);
+        embed_backward(dw_e, dw_pos, &ws.d_resid[..n * c], &batch.tokens, batch.seq_len, t, c);
+    }
+}
+
+/// Output positions for the scored forward: positions `p < t` whose next token is scored in some
+/// example.
+pub(crate) fn scored_positions(targets_full: &[i32], b: usize, t: usize) -> Vec<usize> {
+    (0..t).filter(|&p| (0..b).any(|bi| targets_full[bi * t + p] != IGNORE)).collect()
+}
+
+/// dst (B·|qs|, C) = rows `b·t + q` of src (B·t, C), q ∈ qs.
+fn gather_rows<S: Scalar>(dst: &mut [S], src: &[S], qs: &[usize], t: usize, c: usize) {
+    for (r, d) in dst.chunks_exact_mut(c).enumerate() {
+        let (bi, j) = (r / qs.len(), r % qs.len());
+        let s = (bi * t + qs[j]) * c;
+        d.copy_from_slice(&src[s..s + c]);
+    }
+}
+
+/// dst (B·t, C) = zero except rows `b·t + q` = src rows (B·|qs|, C).
+fn scatter_rows<S: Scalar>(dst: &mut [S], src: &[S], qs: &[usize], t: usize, c: usize) {
+    dst.fill(S::zero());
+    for (r, s) in src.chunks_exact(c).enumerate() {
+        let (bi, j) = (r / qs.len(), r % qs.len());
+        let d = (bi * t + qs[j]) * c;
+        dst[d..d + c].copy_from_slice(s);
+    }
+}
