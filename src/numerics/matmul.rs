@@ -172,14 +172,20 @@ struct Blk<'a, S> {
     accum: Accum,
 }
 
-/// One block of output rows, dispatched to the widest SIMD copy of the same generic code.
+/// One block of output rows, dispatched to the widest SIMD copy of the same generic code. Tile
+/// shapes are chosen per level, layout and element size (measured, docs/PERFORMANCE.md); they
+/// never change the arithmetic.
 fn block<S: Scalar>(blk: Blk<'_, S>) {
     use super::simd::Level;
     let wide = std::mem::size_of::<S>();
+    let tn = blk.av.rs == 1;
     match super::simd::level() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `level()` only returns Avx512 when the CPU reports avx512f.
-        Level::Avx512 => unsafe { block_avx512(blk, wide) },
+        Level::Avx512 if tn && blk.n > 128 => unsafe { block_avx512_tn(blk, wide) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        Level::Avx512 => unsafe { block_avx512_nn(blk, wide) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `level()` only returns Avx2 when the CPU reports avx2.
         Level::Avx2 => unsafe { block_avx2(blk, wide) },
@@ -189,13 +195,28 @@ fn block<S: Scalar>(blk: Blk<'_, S>) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn block_avx512<S: Scalar>(blk: Blk<'_, S>, wide: usize) {
+unsafe fn block_avx512_nn<S: Scalar>(blk: Blk<'_, S>, wide: usize) {
     match wide {
-        4 => block_tiles::<S, 6, 32>(blk),
+        4 => block_tiles::<S, NN_R, NN_C>(blk),
         8 => block_tiles::<S, 6, 16>(blk),
         _ => block_tiles::<S, 4, 8>(blk),
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn block_avx512_tn<S: Scalar>(blk: Blk<'_, S>, wide: usize) {
+    match wide {
+        4 => block_tiles::<S, TN_R, TN_C>(blk),
+        8 => block_tiles::<S, 6, 16>(blk),
+        _ => block_tiles::<S, 4, 8>(blk),
+    }
+}
+
+const NN_R: usize = 12;
+const NN_C: usize = 16;
+const TN_R: usize = 6;
+const TN_C: usize = 32;
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]

@@ -6,6 +6,7 @@
 //! `WINDTUNNEL_SIMD=sse2|avx2|avx512` caps the level (for tests and benchmarks).
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
@@ -39,17 +40,38 @@ pub fn detected() -> Level {
     Level::Baseline
 }
 
-/// The level in use: the detected one, capped by `WINDTUNNEL_SIMD` if set.
+/// Process-wide cap set by [`set_cap`] (0 = none); for tests that compare levels in one process.
+static RUNTIME_CAP: AtomicU8 = AtomicU8::new(0);
+
+fn encode(l: Level) -> u8 {
+    match l {
+        Level::Baseline => 1,
+        Level::Avx2 => 2,
+        Level::Avx512 => 3,
+    }
+}
+
+/// Cap the level for the whole process (tests only: not meant to change mid-computation).
+pub fn set_cap(cap: Option<Level>) {
+    RUNTIME_CAP.store(cap.map_or(0, encode), Ordering::SeqCst);
+}
+
+/// The level in use: the detected one, capped by `WINDTUNNEL_SIMD` and by [`set_cap`].
 pub fn level() -> Level {
-    static LEVEL: OnceLock<Level> = OnceLock::new();
-    *LEVEL.get_or_init(|| {
+    static ENV_LEVEL: OnceLock<Level> = OnceLock::new();
+    let base = *ENV_LEVEL.get_or_init(|| {
         let cap = match std::env::var("WINDTUNNEL_SIMD").as_deref() {
             Ok("sse2") | Ok("baseline") => Level::Baseline,
             Ok("avx2") => Level::Avx2,
             _ => Level::Avx512,
         };
         detected().min(cap)
-    })
+    });
+    match RUNTIME_CAP.load(Ordering::Relaxed) {
+        1 => Level::Baseline,
+        2 => base.min(Level::Avx2),
+        _ => base,
+    }
 }
 
 /// Run `f` in a copy compiled for the current level: code that `f` inlines (mark the closure and
