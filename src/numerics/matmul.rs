@@ -198,7 +198,7 @@ fn block<S: Scalar>(blk: Blk<'_, S>) {
 unsafe fn block_avx512_nn<S: Scalar>(blk: Blk<'_, S>, wide: usize) {
     match wide {
         4 => block_tiles::<S, NN_R, NN_C>(blk),
-        8 => block_tiles::<S, 6, 16>(blk),
+        8 => block_tiles::<S, D_NN_R, D_NN_C>(blk),
         _ => block_tiles::<S, 4, 8>(blk),
     }
 }
@@ -208,7 +208,7 @@ unsafe fn block_avx512_nn<S: Scalar>(blk: Blk<'_, S>, wide: usize) {
 unsafe fn block_avx512_tn<S: Scalar>(blk: Blk<'_, S>, wide: usize) {
     match wide {
         4 => block_tiles::<S, TN_R, TN_C>(blk),
-        8 => block_tiles::<S, 6, 16>(blk),
+        8 => block_tiles::<S, D_TN_R, D_TN_C>(blk),
         _ => block_tiles::<S, 4, 8>(blk),
     }
 }
@@ -217,6 +217,10 @@ const NN_R: usize = 12;
 const NN_C: usize = 16;
 const TN_R: usize = 6;
 const TN_C: usize = 32;
+const D_NN_R: usize = 12;
+const D_NN_C: usize = 8;
+const D_TN_R: usize = 4;
+const D_TN_C: usize = 32;
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
