@@ -113,7 +113,7 @@ impl<S: Scalar> Model<S> {
                 f,
                 Accum::Set,
             );
-            act_forward(cfg.act_fn, &mut a.mlp_post[..nq * f], &a.mlp_pre[..nq * f]);
+            act_forward(cfg.act_fn, &mut a.mlp_post[..nq * f], &mut a.mlp_erf[..nq * f], &a.mlp_pre[..nq * f]);
             matmul_nn(
                 &mut a.mlp_out[..nq * c],
                 &a.mlp_post[..nq * f],
@@ -196,7 +196,13 @@ impl<S: Scalar> Model<S> {
             sum_rows_into(db, &ws.d_resid[..nq * c], nq, c);
             transpose(&mut ws.w_t[..f * c], self.p(bp.w_out), f, c);
             matmul_nn(&mut ws.d_f[..nq * f], &ws.d_resid[..nq * c], &ws.w_t[..f * c], None, nq, c, f, Accum::Set);
-            act_backward(cfg.act_fn, &mut ws.d_f2[..nq * f], &ws.d_f[..nq * f], &a.mlp_pre[..nq * f]);
+            act_backward(
+                cfg.act_fn,
+                &mut ws.d_f2[..nq * f],
+                &ws.d_f[..nq * f],
+                &a.mlp_pre[..nq * f],
+                &a.mlp_erf[..nq * f],
+            );
             let (dw, db) = lay.view2_mut(grads, bp.w_in, bp.b_in);
             matmul_tn(dw, &a.ln2_out[..nq * c], &ws.d_f2[..nq * f], c, nq, f, Accum::Add);
             sum_rows_into(db, &ws.d_f2[..nq * f], nq, f);

@@ -29,6 +29,8 @@ pub struct LayerActs<S> {
     /// (N, F) before / after the activation (TL mlp.hook_pre / hook_post).
     pub mlp_pre: Vec<S>,
     pub mlp_post: Vec<S>,
+    /// (N, F) `erf(pre/√2)` from the GELU forward, reused by its backward.
+    pub mlp_erf: Vec<S>,
     /// (N, C) (TL hook_mlp_out).
     pub mlp_out: Vec<S>,
 }
@@ -101,6 +103,7 @@ impl<S: Scalar> Workspace<S> {
             ln2_out: z(n * c),
             mlp_pre: z(n * f),
             mlp_post: z(n * f),
+            mlp_erf: z(n * f),
             mlp_out: z(n * c),
         };
         let wt_len = (c * f).max(c * v).max(c * 3 * hd).max(hd * c);

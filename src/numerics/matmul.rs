@@ -26,6 +26,8 @@ pub enum Accum {
 /// Rows per parallel task are a multiple of this (the lcm of every level's tile height), so the
 /// partition depends on the shape only, never on the SIMD level or thread count.
 const ROW_QUANTUM: usize = 12;
+/// Target number of parallel tasks per product (enough to balance a few cores).
+const TASKS: usize = 8;
 /// Minimum multiply-adds per parallel task; below this rayon overhead dominates.
 const MIN_WORK_PER_TASK: usize = 1 << 17;
 
@@ -148,7 +150,10 @@ fn run_rows<S: Scalar>(out: &mut [S], m: usize, k: usize, n: usize, f: impl Fn(u
         return;
     }
     let work_per_row = k.max(1) * n;
-    let rows_per_task = MIN_WORK_PER_TASK.div_ceil(work_per_row).next_multiple_of(ROW_QUANTUM).min(m);
+    // Enough work per task to amortise scheduling, and no more than TASKS tasks, so each task
+    // reuses the panels of `b` over many rows; both from the shape only.
+    let rows_per_task =
+        MIN_WORK_PER_TASK.div_ceil(work_per_row).max(m.div_ceil(TASKS)).next_multiple_of(ROW_QUANTUM).min(m);
     if rows_per_task >= m {
         f(0, m, out);
         return;
@@ -240,22 +245,74 @@ fn block_baseline<S: Scalar>(blk: Blk<'_, S>, wide: usize) {
     }
 }
 
+/// Where a tile's sum goes: into the output (with bias / accumulate), or into a partial-sum
+/// buffer to be continued by the next k-block.
+#[derive(Clone, Copy)]
+enum Sink<'a, S> {
+    Finish {
+        bias: Option<&'a [S]>,
+        accum: Accum,
+    },
+    /// `first`: start from zero; otherwise continue the sum stored in the buffer.
+    Partial {
+        first: bool,
+    },
+}
+
+/// Inner-dimension block (in elements) beyond which the sum is carried through a partial-sum
+/// buffer: the same additions in the same order (a stored f32/f64 reloads exactly), with a
+/// `KC × C` panel of `b` small enough to stay in L1 across the row tiles.
+const KC_BYTES: usize = 1024;
+
 /// Cover the block with R×C tiles: column panels outermost (so a `k×C` panel of `b` stays in
-/// cache while every row tile uses it), then narrower panels and single rows at the edges.
+/// cache while every row tile uses it), then narrower panels and single rows at the edges. Long
+/// inner dimensions are processed in blocks of `KC` with the running sums carried in `part`.
 #[inline(always)]
 fn block_tiles<S: Scalar, const R: usize, const C: usize>(blk: Blk<'_, S>) {
     let Blk { out, a, av, b, bias, rows, k, n, accum } = blk;
+    let kc = (KC_BYTES / std::mem::size_of::<S>()).max(16);
+    if k <= kc {
+        panels::<S, R, C>(out, a, av, b, rows, k, n, Sink::Finish { bias, accum });
+        return;
+    }
+    let mut part = vec![S::zero(); rows * n];
+    let mut k0 = 0;
+    while k0 < k {
+        let kl = kc.min(k - k0);
+        panels::<S, R, C>(&mut part, &a[k0 * av.cs..], av, &b[k0 * n..], rows, kl, n, Sink::Partial { first: k0 == 0 });
+        k0 += kl;
+    }
+    for (r, (orow, prow)) in out[..rows * n].chunks_exact_mut(n).zip(part.chunks_exact(n)).enumerate() {
+        let _ = r;
+        for j in 0..n {
+            orow[j] = finish(orow[j], prow[j], bias.map(|bb| bb[j]), accum);
+        }
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn panels<S: Scalar, const R: usize, const C: usize>(
+    dst: &mut [S],
+    a: &[S],
+    av: AView,
+    b: &[S],
+    rows: usize,
+    k: usize,
+    n: usize,
+    sink: Sink<'_, S>,
+) {
     let mut j = 0;
     while j + C <= n {
-        rows_of_panel::<S, R, C>(out, a, av, b, bias, rows, k, n, j, accum);
+        rows_of_panel::<S, R, C>(dst, a, av, b, rows, k, n, j, sink);
         j += C;
     }
     while j + 4 <= n {
-        rows_of_panel::<S, R, 4>(out, a, av, b, bias, rows, k, n, j, accum);
+        rows_of_panel::<S, R, 4>(dst, a, av, b, rows, k, n, j, sink);
         j += 4;
     }
     while j < n {
-        rows_of_panel::<S, R, 1>(out, a, av, b, bias, rows, k, n, j, accum);
+        rows_of_panel::<S, R, 1>(dst, a, av, b, rows, k, n, j, sink);
         j += 1;
     }
 }
@@ -264,37 +321,63 @@ fn block_tiles<S: Scalar, const R: usize, const C: usize>(blk: Blk<'_, S>) {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn rows_of_panel<S: Scalar, const R: usize, const C: usize>(
-    out: &mut [S],
+    dst: &mut [S],
     a: &[S],
     av: AView,
     b: &[S],
-    bias: Option<&[S]>,
     rows: usize,
     k: usize,
     n: usize,
     j: usize,
-    accum: Accum,
+    sink: Sink<'_, S>,
 ) {
-    assert!(j + C <= n && b.len() >= k * n && out.len() >= rows * n);
+    assert!(j + C <= n && b.len() >= k * n && dst.len() >= rows * n);
     if rows > 0 {
         assert!(a.len() > (rows - 1) * av.rs + k.saturating_sub(1) * av.cs);
     }
     let mut i = 0;
     while i + R <= rows {
-        // SAFETY: the asserts above bound every index the tile touches.
-        let acc = unsafe { tile::<S, R, C>(a.as_ptr().add(i * av.rs), av, b.as_ptr().add(j), k, n) };
-        store::<S, R, C>(out, &acc, bias, i, j, n, accum);
+        one_tile::<S, R, C>(dst, a, av, b, i, j, k, n, sink);
         i += R;
     }
     while i < rows {
-        // SAFETY: as above, for one row.
-        let acc = unsafe { tile::<S, 1, C>(a.as_ptr().add(i * av.rs), av, b.as_ptr().add(j), k, n) };
-        store::<S, 1, C>(out, &acc, bias, i, j, n, accum);
+        one_tile::<S, 1, C>(dst, a, av, b, i, j, k, n, sink);
         i += 1;
     }
 }
 
-/// The register tile: `acc[r][c] = Σ_p a[r,p]·b[p,c]` for `p = 0..k` in order, `a` addressed by
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn one_tile<S: Scalar, const R: usize, const C: usize>(
+    dst: &mut [S],
+    a: &[S],
+    av: AView,
+    b: &[S],
+    i: usize,
+    j: usize,
+    k: usize,
+    n: usize,
+    sink: Sink<'_, S>,
+) {
+    let mut acc = [[S::zero(); C]; R];
+    if let Sink::Partial { first: false } = sink {
+        for (r, acc_r) in acc.iter_mut().enumerate() {
+            acc_r.copy_from_slice(&dst[(i + r) * n + j..(i + r) * n + j + C]);
+        }
+    }
+    // SAFETY: rows_of_panel's asserts bound every index the tile touches.
+    unsafe { tile::<S, R, C>(&mut acc, a.as_ptr().add(i * av.rs), av, b.as_ptr().add(j), k, n) };
+    match sink {
+        Sink::Finish { bias, accum } => store::<S, R, C>(dst, &acc, bias, i, j, n, accum),
+        Sink::Partial { .. } => {
+            for (r, acc_r) in acc.iter().enumerate() {
+                dst[(i + r) * n + j..(i + r) * n + j + C].copy_from_slice(acc_r);
+            }
+        }
+    }
+}
+
+/// The register tile: `acc[r][c] += a[r,p]·b[p,c]` for `p = 0..k` in order, `a` addressed by
 /// `av`, `b` rows `n` apart. Fixed-size arrays let the compiler keep `acc` in vector registers
 /// and vectorise over `c` only.
 ///
@@ -302,24 +385,25 @@ fn rows_of_panel<S: Scalar, const R: usize, const C: usize>(
 /// `a.add(r*av.rs + p*av.cs)` for r < R, p < k and `b.add(p*n + c)` for c < C must be in bounds.
 #[inline(always)]
 unsafe fn tile<S: Scalar, const R: usize, const C: usize>(
+    acc: &mut [[S; C]; R],
     a: *const S,
     av: AView,
     b: *const S,
     k: usize,
     n: usize,
-) -> [[S; C]; R] {
-    let mut acc = [[S::zero(); C]; R];
+) {
+    let mut regs = *acc;
     for p in 0..k {
         // SAFETY: guaranteed by the caller.
         let brow: [S; C] = unsafe { std::ptr::read_unaligned(b.add(p * n) as *const [S; C]) };
-        for (r, acc_r) in acc.iter_mut().enumerate() {
+        for (r, acc_r) in regs.iter_mut().enumerate() {
             let x = unsafe { *a.add(r * av.rs + p * av.cs) };
             for c in 0..C {
                 acc_r[c] += x * brow[c];
             }
         }
     }
-    acc
+    *acc = regs;
 }
 
 #[inline(always)]

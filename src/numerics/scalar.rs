@@ -66,6 +66,15 @@ pub trait Scalar:
     fn sqrt(self) -> Self;
     fn erf(self) -> Self;
 
+    /// `v[i] = v[i].erf()` for a slice, bit-identical to the elementwise form (implementations may
+    /// reorganise the work, never the arithmetic of an element).
+    #[inline(always)]
+    fn erf_in_place(v: &mut [Self]) {
+        for x in v {
+            *x = x.erf();
+        }
+    }
+
     /// The larger of two values, compared by primal value; `self` wins ties (like a running max
     /// that only moves on a strict increase).
     #[inline(always)]
@@ -115,6 +124,16 @@ impl Scalar for f32 {
     #[inline(always)]
     fn bits(self) -> u64 {
         self.to_bits() as u64
+    }
+    #[inline(always)]
+    fn erf_in_place(v: &mut [Self]) {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<super::vmath::ErfScratch> = Default::default();
+        }
+        // Take the buffers out so the work itself inlines into the caller's SIMD copy.
+        let mut scratch = SCRATCH.with(|s| s.take());
+        super::vmath::erff_in_place(v, &mut scratch);
+        SCRATCH.with(|s| s.replace(scratch));
     }
 }
 

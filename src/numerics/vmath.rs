@@ -186,6 +186,60 @@ pub fn erff(x: f32) -> f32 {
     sel(ix >= 0x7f80_0000, special, r)
 }
 
+/// `libm::erff` on the small branch only (|x| < 0.84375, not tiny): `x + x·P(z)/Q(z)`.
+#[inline(always)]
+fn erff_small(x: f32) -> f32 {
+    let z = x * x;
+    x + x * (horner(z, &PP) / one_plus(z, &QQ))
+}
+
+/// `v[i] = libm::erff(v[i])`, bit for bit, for a whole slice: elements are partitioned by libm's
+/// own branch test into the common small branch (|x| < 0.84375: about ¾ of GELU inputs, about ¼
+/// of the full branch-free cost) and the rest, and each group runs its formula in a vectorisable
+/// loop. `scratch` is reused between calls.
+#[inline(always)]
+pub fn erff_in_place(v: &mut [f32], scratch: &mut ErfScratch) {
+    let ErfScratch { small, other, vals } = scratch;
+    small.clear();
+    other.clear();
+    for (i, &x) in v.iter().enumerate() {
+        let ix = x.to_bits() & 0x7fff_ffff;
+        if (0x3180_0000..0x3f58_0000).contains(&ix) { small.push(i as u32) } else { other.push(i as u32) }
+    }
+    // Two explicit loops (not a closure parameter) so that both formulas inline and vectorise.
+    gather(v, small, vals);
+    for x in vals.iter_mut() {
+        *x = erff_small(*x);
+    }
+    scatter(v, small, vals);
+    gather(v, other, vals);
+    for x in vals.iter_mut() {
+        *x = erff(*x);
+    }
+    scatter(v, other, vals);
+}
+
+#[inline(always)]
+fn gather(v: &[f32], idx: &[u32], vals: &mut Vec<f32>) {
+    vals.clear();
+    vals.extend(idx.iter().map(|&i| v[i as usize]));
+}
+
+#[inline(always)]
+fn scatter(v: &mut [f32], idx: &[u32], vals: &[f32]) {
+    for (&i, &x) in idx.iter().zip(vals) {
+        v[i as usize] = x;
+    }
+}
+
+/// Reusable buffers of [`erff_in_place`].
+#[derive(Default)]
+pub struct ErfScratch {
+    small: Vec<u32>,
+    other: Vec<u32>,
+    vals: Vec<f32>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +276,17 @@ mod tests {
         }
         v.extend((0..1u64 << 32).step_by(65_537).map(|b| b as u32));
         v
+    }
+
+    #[test]
+    fn erff_in_place_matches_libm_bits() {
+        let xs: Vec<f32> = probe_bits().into_iter().map(f32::from_bits).collect();
+        let mut out = xs.clone();
+        erff_in_place(&mut out, &mut ErfScratch::default());
+        for (x, r) in xs.iter().zip(&out) {
+            let l = libm::erff(*x);
+            assert!(r.to_bits() == l.to_bits() || (r.is_nan() && l.is_nan()), "erff_slice({x:e})");
+        }
     }
 
     #[test]
