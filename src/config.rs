@@ -52,6 +52,8 @@ pub struct TrainConfig {
     pub early_stop_patience: u64,
     /// Stop this many steps after T1 (candidate_loss < 0.5·ln K) is first seen.
     pub stop_after_t1: Option<u64>,
+    /// Stop at this multiple of T1 (e.g. 2.0 keeps checkpoints up to 2·T1 for the probes).
+    pub stop_at_t1_multiple: Option<f64>,
 }
 
 impl Default for TrainConfig {
@@ -78,6 +80,7 @@ impl Default for TrainConfig {
             early_stop_frac: None,
             early_stop_patience: 20,
             stop_after_t1: None,
+            stop_at_t1_multiple: None,
         }
     }
 }
@@ -141,6 +144,11 @@ impl TrainConfig {
             && !(c > 0.0 && c.is_finite())
         {
             return Err(Error::config("train.grad_clip", format!("{c} (allowed > 0; omit the key for no clipping)")));
+        }
+        if let Some(m) = self.stop_at_t1_multiple
+            && !(1.0..=100.0).contains(&m)
+        {
+            return Err(Error::config("train.stop_at_t1_multiple", format!("{m} (allowed 1..=100)")));
         }
         if let Some(f) = self.early_stop_frac
             && !(f > 0.0 && f < 1.0)

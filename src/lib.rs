@@ -26,6 +26,7 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod experiments;
 pub mod io;
 pub mod model;
 pub mod numerics;

@@ -1,11 +1,11 @@
 use super::{DtypeArg, Outcome};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::io::weights;
 use crate::numerics::Scalar;
 use crate::train::record::Record;
 use crate::train::rundir::{RunDir, Summary};
-use crate::train::{Trainer, tau};
+use crate::train::session::{Open, Progress, run_session};
+use crate::train::tau;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -64,26 +64,14 @@ pub fn run(a: Args) -> Result<Outcome> {
 }
 
 fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, quiet: bool) -> Result<Outcome> {
-    let model = weights::init_model::<S>(&cfg.train.init, &cfg.model)?;
-    let mut trainer = Trainer::new(cfg, model, Path::new("."))?;
-    let mut rundir = if resume {
-        let r = RunDir::resume(dir, &mut trainer)?;
-        eprintln!("resuming {} at step {}", dir.display(), trainer.state.step);
-        r
-    } else {
-        RunDir::create(dir, &trainer.cfg, S::NAME, force)?
-    };
-    if trainer.finished() {
-        eprintln!("{} is already complete ({} steps)", dir.display(), trainer.state.step);
-    }
-    let tc = trainer.cfg.train.clone();
-    let ln_k = trainer.ln_k();
+    let tc = &cfg.train;
     eprintln!(
-        "training {} ({}; K={}, D={}, batch {}, lr {:e}, {:?}{}) → {}",
-        cfg_label(&trainer),
+        "{} {} K={} ({}; n_b={}, batch {}, lr {:e}, {:?}{}) → {}",
+        if resume { "resuming" } else { "training" },
+        cfg.data.task.name(),
+        cfg.data.k,
         S::NAME,
-        trainer.cfg.data.k,
-        trainer.train.len(),
+        cfg.data.n_b,
         tc.batch_size,
         tc.lr,
         tc.schedule,
@@ -91,44 +79,64 @@ fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, quiet
         dir.display()
     );
     let interactive = !quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
-    let bar = ProgressBar::new(tc.max_steps);
-    if interactive {
-        bar.set_style(
-            ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg} · {per_sec} · ETA {eta}")
-                .expect("valid template")
-                .progress_chars("█▌ "),
-        );
-        bar.set_position(trainer.state.step);
-    } else {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    let plain_every = (1000 / tc.eval_every).max(1);
-    let (b1, b2) = (bar.clone(), bar.clone());
-    let mut n_records = 0u64;
-    rundir.on_step = Some(Box::new(move |step, _| b1.set_position(step)));
-    rundir.on_record = Some(Box::new(move |r: &Record| {
-        let msg = format!(
-            "loss {:.3} · cand {} (ln K {ln_k:.3}) · Δz {}",
-            r.train_loss,
-            r.candidate_loss.map_or("–".into(), |c| format!("{c:.3}")),
-            r.dz_paper.map_or("–".into(), |d| format!("{d:+.3}"))
-        );
-        b2.set_message(msg.clone());
-        n_records += 1;
-        if !interactive && !quiet && n_records.is_multiple_of(plain_every) {
-            eprintln!("step {:>7}  {msg}  ({:.1} steps/s)", r.step, r.steps_per_s);
-        }
-    }));
-    let result = trainer.run(&mut rundir);
+    let progress = Bar::new(interactive, quiet, crate::numerics::math::ln(cfg.data.k as f64), tc.eval_every);
+    let bar = progress.bar.clone();
+    let open = if resume { Open::Resume } else { Open::Create { force } };
+    let result = run_session::<S>(cfg, dir, open, Box::new(progress));
     bar.finish_and_clear();
-    result?;
-    let summary = rundir.finish(&trainer)?;
-    print_summary(dir, &summary);
+    print_summary(dir, &result?);
     Ok(Outcome::Ok)
 }
 
-fn cfg_label<S: Scalar>(t: &Trainer<S>) -> String {
-    format!("{} K={}", t.cfg.data.task.name(), t.cfg.data.k)
+/// Progress display: an indicatif bar on a terminal, plain lines about every 1000 steps otherwise.
+pub struct Bar {
+    pub bar: ProgressBar,
+    interactive: bool,
+    quiet: bool,
+    ln_k: f64,
+    plain_every: u64,
+    n_records: u64,
+}
+
+impl Bar {
+    pub fn new(interactive: bool, quiet: bool, ln_k: f64, eval_every: u64) -> Self {
+        let bar = ProgressBar::new(0);
+        if interactive {
+            bar.set_style(
+                ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg} · {per_sec} · ETA {eta}")
+                    .expect("valid template")
+                    .progress_chars("█▌ "),
+            );
+        } else {
+            bar.set_draw_target(ProgressDrawTarget::hidden());
+        }
+        Bar { bar, interactive, quiet, ln_k, plain_every: (1000 / eval_every).max(1), n_records: 0 }
+    }
+}
+
+impl Progress for Bar {
+    fn start(&mut self, step: u64, max_steps: u64) {
+        self.bar.set_length(max_steps);
+        self.bar.set_position(step);
+        self.bar.reset_eta();
+    }
+    fn step(&mut self, step: u64) {
+        self.bar.set_position(step);
+    }
+    fn record(&mut self, r: &Record) {
+        let msg = format!(
+            "loss {:.3} · cand {} (ln K {:.3}) · Δz {}",
+            r.train_loss,
+            r.candidate_loss.map_or("–".into(), |c| format!("{c:.3}")),
+            self.ln_k,
+            r.dz_paper.map_or("–".into(), |d| format!("{d:+.3}"))
+        );
+        self.bar.set_message(msg.clone());
+        self.n_records += 1;
+        if !self.interactive && !self.quiet && self.n_records.is_multiple_of(self.plain_every) {
+            eprintln!("step {:>7}  {msg}  ({:.1} steps/s)", r.step, r.steps_per_s);
+        }
+    }
 }
 
 fn opt_step(x: Option<u64>) -> String {

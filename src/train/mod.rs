@@ -6,6 +6,7 @@ pub mod checkpoint;
 pub mod eval;
 pub mod record;
 pub mod rundir;
+pub mod session;
 pub mod tau;
 pub mod trainer;
 

@@ -130,19 +130,12 @@ pub fn read_records(path: &Path) -> Result<Vec<Record>> {
         .collect()
 }
 
-/// Display callback for each eval record.
-pub type RecordHook = Box<dyn FnMut(&Record)>;
-/// Display callback after each step: (step, loss).
-pub type StepHook = Box<dyn FnMut(u64, f64)>;
-
 /// Writes a run directory as the trainer goes.
 pub struct RunDir {
     pub path: PathBuf,
     metrics: std::fs::File,
-    /// Called for every record (progress display).
-    pub on_record: Option<RecordHook>,
-    /// Called after every step with (step, loss).
-    pub on_step: Option<StepHook>,
+    /// Told about every step and record (progress display).
+    pub progress: Box<dyn super::session::Progress>,
 }
 
 impl RunDir {
@@ -169,7 +162,7 @@ impl RunDir {
     fn open(path: &Path) -> Result<Self> {
         let mp = path.join("metrics.jsonl");
         let metrics = std::fs::OpenOptions::new().create(true).append(true).open(&mp).map_err(|e| Error::io(&mp, e))?;
-        Ok(RunDir { path: path.to_path_buf(), metrics, on_record: None, on_step: None })
+        Ok(RunDir { path: path.to_path_buf(), metrics, progress: Box::new(super::session::Silent) })
     }
 
     /// The config and dtype of an existing run.
@@ -214,9 +207,7 @@ impl<S: Scalar> Sink<S> for RunDir {
         let mp = self.path.join("metrics.jsonl");
         writeln!(self.metrics, "{}", serde_json::to_string(r).unwrap()).map_err(|e| Error::io(&mp, e))?;
         self.metrics.flush().map_err(|e| Error::io(&mp, e))?;
-        if let Some(f) = self.on_record.as_mut() {
-            f(r);
-        }
+        self.progress.record(r);
         Ok(())
     }
 
@@ -225,9 +216,7 @@ impl<S: Scalar> Sink<S> for RunDir {
         save_resume(&self.path, &t.model, &t.opt, &t.state)
     }
 
-    fn progress(&mut self, t: &Trainer<S>, stats: &super::eval::BatchStats) {
-        if let Some(f) = self.on_step.as_mut() {
-            f(t.state.step, stats.loss);
-        }
+    fn progress(&mut self, t: &Trainer<S>, _stats: &super::eval::BatchStats) {
+        self.progress.step(t.state.step);
     }
 }

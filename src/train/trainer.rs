@@ -184,6 +184,11 @@ impl<S: Scalar> Trainer<S> {
         {
             self.state.stopped = Some(format!("stopped {margin} steps after T1 = {t1}"));
         }
+        if let (Some(m), Some(t1)) = (tc.stop_at_t1_multiple, self.state.t1_step)
+            && r.step as f64 >= m * t1 as f64
+        {
+            self.state.stopped = Some(format!("stopped at {m}·T1 (T1 = {t1})"));
+        }
     }
 
     pub fn finished(&self) -> bool {

@@ -1,0 +1,61 @@
+//! One training run in a run directory, start to finish: create or resume, train with progress
+//! reporting, write the summary. Shared by `windtunnel train` and `windtunnel replicate`.
+
+use super::record::Record;
+use super::rundir::{RunDir, Summary};
+use super::trainer::Trainer;
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::io::weights;
+use crate::numerics::Scalar;
+use std::path::Path;
+
+/// What to report while a run trains.
+pub trait Progress: Send {
+    /// The run starts (or resumes) at `step` of at most `max_steps`.
+    fn start(&mut self, _step: u64, _max_steps: u64) {}
+    fn step(&mut self, _step: u64) {}
+    fn record(&mut self, _record: &Record) {}
+}
+
+/// No display.
+pub struct Silent;
+impl Progress for Silent {}
+
+/// How to open the run directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Open {
+    /// A new run; an existing non-empty directory is an error unless `force` (then replaced).
+    Create { force: bool },
+    /// Continue the run in the directory from its last checkpoint.
+    Resume,
+}
+
+/// Train `cfg` in `dir` with scalar type S and return the summary.
+pub fn run_session<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, progress: Box<dyn Progress>) -> Result<Summary> {
+    let model = weights::init_model::<S>(&cfg.train.init, &cfg.model)?;
+    let mut trainer = Trainer::new(cfg, model, Path::new("."))?;
+    let mut rundir = match open {
+        Open::Resume => RunDir::resume(dir, &mut trainer)?,
+        Open::Create { force } => RunDir::create(dir, &trainer.cfg, S::NAME, force)?,
+    };
+    rundir.progress = progress;
+    rundir.progress.start(trainer.state.step, trainer.cfg.train.max_steps);
+    trainer.run(&mut rundir)?;
+    rundir.finish(&trainer)
+}
+
+/// Train with the dtype recorded for a run (`"f32"` or `"f64"`).
+pub fn run_session_dtype(
+    cfg: RunConfig,
+    dtype: &str,
+    dir: &Path,
+    open: Open,
+    progress: Box<dyn Progress>,
+) -> Result<Summary> {
+    match dtype {
+        "f32" => run_session::<f32>(cfg, dir, open, progress),
+        "f64" => run_session::<f64>(cfg, dir, open, progress),
+        d => Err(Error::config("--dtype", format!("{d:?} (allowed f32, f64)"))),
+    }
+}
