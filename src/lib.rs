@@ -27,6 +27,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod experiments;
+pub mod hessian;
 pub mod io;
 pub mod model;
 pub mod numerics;

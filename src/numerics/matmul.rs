@@ -54,6 +54,9 @@ pub fn matmul_nn<S: Scalar>(
     assert_eq!(a.len(), m * k, "matmul_nn: a is not [m,k]");
     assert_eq!(b.len(), k * n, "matmul_nn: b is not [k,n]");
     check_out_bias(out, bias, m, n, accum);
+    if let Some((o, a, b, bias)) = as_dual4(out, a, b, bias) {
+        return super::dual::products::nn(o, a, b, bias, m, k, n, accum);
+    }
     let view = AView { rs: k, cs: 1 };
     run_rows(out, m, k, n, |row0, rows, chunk| {
         let a_blk = &a[row0 * k..(row0 + rows) * k];
@@ -67,12 +70,44 @@ pub fn matmul_tn<S: Scalar>(out: &mut [S], a: &[S], b: &[S], m: usize, k: usize,
     assert_eq!(a.len(), k * m, "matmul_tn: a is not [k,m]");
     assert_eq!(b.len(), k * n, "matmul_tn: b is not [k,n]");
     check_out_bias(out, None, m, n, accum);
+    if let Some((o, a, b, _)) = as_dual4(out, a, b, None) {
+        return super::dual::products::tn(o, a, b, m, k, n, accum);
+    }
     let view = AView { rs: 1, cs: m };
     run_rows(out, m, k, n, |row0, rows, chunk| {
         // Column `row0` of `a` onwards; AView strides address the rest.
         let a_blk = &a[row0..];
         block(Blk { out: chunk, a: a_blk, av: view, b, bias: None, rows, k, n, accum });
     });
+}
+
+/// The slices as dual numbers when `S` is [`Dual`](super::dual::Dual), whose products go through
+/// three f64 products (see `dual::products`).
+#[allow(clippy::type_complexity)]
+fn as_dual4<'a, S: Scalar>(
+    out: &'a mut [S],
+    a: &'a [S],
+    b: &'a [S],
+    bias: Option<&'a [S]>,
+) -> Option<(
+    &'a mut [super::dual::Dual],
+    &'a [super::dual::Dual],
+    &'a [super::dual::Dual],
+    Option<&'a [super::dual::Dual]>,
+)> {
+    use super::dual::Dual;
+    if std::any::TypeId::of::<S>() != std::any::TypeId::of::<Dual>() {
+        return None;
+    }
+    // SAFETY: S is Dual (checked above), so the slices have Dual's layout.
+    unsafe {
+        Some((
+            &mut *(out as *mut [S] as *mut [Dual]),
+            &*(a as *const [S] as *const [Dual]),
+            &*(b as *const [S] as *const [Dual]),
+            bias.map(|bb| &*(bb as *const [S] as *const [Dual])),
+        ))
+    }
 }
 
 /// `dst[cols, rows] = src[rows, cols]ᵀ` (a copy; no arithmetic).

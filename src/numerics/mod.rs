@@ -2,6 +2,7 @@
 //! reductions. Nothing outside this module decides a summation order of its own except by calling
 //! the sequential helpers here.
 
+pub mod dual;
 pub mod math;
 pub mod matmul;
 pub mod scalar;
