@@ -32,6 +32,8 @@ pub mod io;
 pub mod model;
 pub mod numerics;
 pub mod optim;
+pub mod plot;
+pub mod probes;
 pub mod rng;
 pub mod task;
 pub mod train;

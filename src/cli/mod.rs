@@ -5,6 +5,7 @@ mod data;
 mod export;
 mod gradcheck;
 mod hashes;
+mod probe;
 mod replicate;
 mod train;
 mod verify;
@@ -27,6 +28,8 @@ struct Cli {
 enum Command {
     /// Train a model (default: the canonical K=10 run to its transition) and summarise the run.
     Train(train::Args),
+    /// Mechanism probes on a run's checkpoints: snap, attention, ablate, hessian, displacement, linear.
+    Probe(probe::Args),
     /// Run the paper's experiments (suites of runs) and write the claims report.
     Replicate(replicate::Args),
     /// Generate the author's task data and print its hashes (spec §2.4).
@@ -55,6 +58,7 @@ pub fn main() -> ExitCode {
         Command::Data(a) => data::run(a),
         Command::Train(a) => train::run(a),
         Command::Replicate(a) => replicate::run(a),
+        Command::Probe(a) => probe::run(a),
         Command::Gradcheck(a) => gradcheck::run(a),
         Command::Hashes(a) => hashes::run(a),
         Command::Bench(a) => bench::run(a),

@@ -16,4 +16,4 @@ pub mod workspace;
 pub use config::{ActFn, ModelConfig};
 pub use params::{Layout, ParamEntry};
 pub use transformer::Model;
-pub use workspace::Workspace;
+pub use workspace::{HeadPatch, Workspace};

@@ -76,6 +76,17 @@ impl<S: Scalar> Model<S> {
                 sh,
                 qs,
             );
+            // Probes: ablate heads by overwriting their slice of hook_z at every position.
+            for patch in ws.head_patches.iter().filter(|p| p.layer == l) {
+                let dh = cfg.d_head;
+                for row in a.z[..nq * hd].chunks_exact_mut(hd) {
+                    let zh = &mut row[patch.head * dh..(patch.head + 1) * dh];
+                    match &patch.value {
+                        None => zh.fill(S::zero()),
+                        Some(v) => zh.copy_from_slice(v),
+                    }
+                }
+            }
             // attn_out = z·W_O + b_O: (nq, C); resid_mid = x[qs] + attn_out
             matmul_nn(
                 &mut a.attn_out[..nq * c],
@@ -165,6 +176,7 @@ impl<S: Scalar> Model<S> {
     /// are *added* to `grads` (same layout as the parameters).
     pub fn backward(&self, ws: &mut Workspace<S>, batch: &Batch, grads: &mut [S]) {
         assert_eq!(grads.len(), self.layout.total);
+        assert!(ws.head_patches.is_empty(), "backward through head ablations is not supported");
         let cfg = &self.cfg;
         let (t, c, f, v, hd, b) = (ws.t_run, cfg.d_model, cfg.d_mlp, cfg.d_vocab, cfg.d_attn(), ws.batch);
         let n = ws.rows();

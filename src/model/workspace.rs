@@ -35,6 +35,16 @@ pub struct LayerActs<S> {
     pub mlp_out: Vec<S>,
 }
 
+/// Replace one head's `hook_z` (its attention output before `W_O`) at every position: with zeros,
+/// or with a fixed `d_head` vector (mean ablation). Forward only.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeadPatch<S> {
+    pub layer: usize,
+    pub head: usize,
+    /// `None` = zero ablation.
+    pub value: Option<Vec<S>>,
+}
+
 #[derive(Clone, Debug)]
 pub struct Workspace<S> {
     pub max_batch: usize,
@@ -69,6 +79,8 @@ pub struct Workspace<S> {
     /// (N) shifted next-token targets, −100 where not scored.
     pub targets: Vec<i32>,
     pub n_scored: usize,
+    /// Head ablations applied by the forward pass (probes); must be empty for backward.
+    pub head_patches: Vec<HeadPatch<S>>,
     // Scratch for backward and packed weights.
     pub(crate) w_qkv: Vec<S>,
     pub(crate) b_qkv: Vec<S>,
@@ -121,6 +133,7 @@ impl<S: Scalar> Workspace<S> {
             losses: z(n),
             targets: vec![0; n],
             n_scored: 0,
+            head_patches: vec![],
             w_qkv: z(c * 3 * hd),
             b_qkv: z(3 * hd),
             w_t: z(wt_len),

@@ -71,3 +71,8 @@ pub fn ln(x: f64) -> f64 {
 pub fn pow(x: f64, y: f64) -> f64 {
     libm::pow(x, y)
 }
+
+#[inline(always)]
+pub fn acos(x: f64) -> f64 {
+    libm::acos(x)
+}

@@ -1,0 +1,202 @@
+use super::Outcome;
+use crate::error::{Error, Result};
+use crate::probes::{RunView, ablation, attention, displacement, hessian, linear, snap};
+use crate::task::DataConfig;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    probe: Probe,
+}
+
+#[derive(clap::Args, Clone)]
+struct RunArg {
+    /// Run directory made by `windtunnel train` (results go to <run>/probes/).
+    #[arg(long)]
+    run: PathBuf,
+    /// Checkpoint steps to probe (comma-separated; default: the paper's schedule).
+    #[arg(long, value_delimiter = ',')]
+    steps: Option<Vec<u64>>,
+}
+
+#[derive(clap::Subcommand)]
+enum Probe {
+    /// Per-group accuracy over time: is the transition collective (spec §7.5)?
+    Snap {
+        #[command(flatten)]
+        run: RunArg,
+        #[arg(long, default_value_t = 200)]
+        groups: usize,
+    },
+    /// Attention from the query positions to z, per layer and head, and head onsets (spec §7.6).
+    Attention {
+        #[command(flatten)]
+        run: RunArg,
+        #[arg(long, default_value_t = 512)]
+        examples: usize,
+    },
+    /// Zero/mean ablation and sufficiency of every head at pre/mid/post checkpoints (spec §7.7).
+    Ablate {
+        #[command(flatten)]
+        run: RunArg,
+    },
+    /// Exact Hessian extreme eigenvalues: the paper's power iteration and Lanczos (spec §7.8).
+    Hessian {
+        #[command(flatten)]
+        run: RunArg,
+        #[arg(long, default_value_t = 512)]
+        batch_size: usize,
+        #[arg(long, default_value_t = 50)]
+        lanczos_steps: usize,
+    },
+    /// Weight displacement and direction consistency per 200 steps (spec §7.9).
+    Displacement {
+        #[arg(long)]
+        run: PathBuf,
+    },
+    /// Train the two-layer linear baseline on the task (spec §8 row 12).
+    Linear {
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        #[arg(long = "n-b", default_value_t = 1000)]
+        n_b: usize,
+        #[arg(long, default_value_t = 30_000)]
+        steps: u64,
+        #[arg(long, default_value_t = 64)]
+        hidden: usize,
+        /// Predict the first target character (the paper's reading) or every target token.
+        #[arg(long, default_value = "first")]
+        positions: String,
+        /// Write linear.json here.
+        #[arg(long, default_value = "runs/linear")]
+        out: PathBuf,
+    },
+}
+
+pub fn run(a: Args) -> Result<Outcome> {
+    match a.probe {
+        Probe::Snap { run, groups } => {
+            let r = snap::run_snap(&RunView::open(&run.run)?, run.steps, groups)?;
+            println!("T1 = {}; {} groups", r.tau_t1, r.n_groups);
+            println!("{:>8} {:>7} {:>10} {:>10} {:>9}", "step", "step/τ", "frac≥0.8", "frac=1.0", "mean acc");
+            for p in &r.points {
+                println!(
+                    "{:>8} {:>7.2} {:>10.3} {:>10.3} {:>9.3}",
+                    p.step, p.step_over_tau, p.frac_ge_08, p.frac_eq_1, p.mean_accuracy
+                );
+            }
+        }
+        Probe::Attention { run, examples } => {
+            let r = attention::run_attention(&RunView::open(&run.run)?, run.steps, examples)?;
+            println!(
+                "{} checkpoints, {} examples; attention to z at the last probe step and onset:",
+                r.steps.len(),
+                r.n_examples
+            );
+            for h in &r.heads {
+                println!(
+                    "  L{}H{} query {}: {:.3}  onset {}",
+                    h.layer,
+                    h.head,
+                    h.query,
+                    h.attention.last().unwrap_or(&f64::NAN),
+                    h.onset.map_or("–".into(), |s| s.to_string())
+                );
+            }
+        }
+        Probe::Ablate { run } => {
+            let r = ablation::run_ablation(&RunView::open(&run.run)?, run.steps)?;
+            for c in &r.checkpoints {
+                println!(
+                    "{} (step {}): clean loss {:.4}, clean Δz {:.4}, all heads zeroed {:.4}",
+                    c.label, c.step, c.clean_loss, c.clean_dz, c.all_zero_loss
+                );
+                println!(
+                    "  {:>5} {:>10} {:>10} {:>10} {:>10} {:>11}",
+                    "head", "zero Δloss", "mean Δloss", "zero ΔΔz", "mean ΔΔz", "only-this"
+                );
+                for h in &c.heads {
+                    println!(
+                        "  L{}H{} {:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>11.4}",
+                        h.layer,
+                        h.head,
+                        h.zero_loss_delta,
+                        h.mean_loss_delta,
+                        h.zero_dz_delta,
+                        h.mean_dz_delta,
+                        h.sufficiency_loss
+                    );
+                }
+            }
+        }
+        Probe::Hessian { run, batch_size, lanczos_steps } => {
+            let view = RunView::open(&run.run)?;
+            println!(
+                "{:>7} {:>8} {:>11} {:>11} {:>6} {:>11} {:>11} {:>9} {:>9} {:>7} {:>6}",
+                "step",
+                "phase",
+                "pw λmax",
+                "pw λmin",
+                "iters",
+                "Lz λmax",
+                "Lz λmin",
+                "res min",
+                "aniso Lz",
+                "∠g,vmin",
+                "s"
+            );
+            hessian::run_hessian(&view, run.steps, batch_size, lanczos_steps, &mut |p| {
+                println!(
+                    "{:>7} {:>8} {:>11.4e} {:>11.4e} {:>3}/{:<2} {:>11.4e} {:>11.4e} {:>9.2e} {:>9.2e} {:>7.1} {:>6.0}",
+                    p.step,
+                    p.phase,
+                    p.power_lambda_max,
+                    p.power_lambda_min,
+                    p.power_iters_max,
+                    p.power_iters_min,
+                    p.lanczos_lambda_max,
+                    p.lanczos_lambda_min,
+                    p.lanczos_residual_min,
+                    p.lanczos_anisotropy,
+                    p.angle_grad_vmin_deg,
+                    p.seconds
+                )
+            })?;
+        }
+        Probe::Displacement { run } => {
+            let r = displacement::run_displacement(&RunView::open(&run)?)?;
+            println!("τ = {} ({}); {} displacement points", r.tau, r.tau_definition, r.points.len());
+            for ph in &r.phases {
+                println!(
+                    "  {:<15} n={:<4} ‖Δ‖ {:.4} ± {:.4}  cos {:+.3}",
+                    ph.phase, ph.n, ph.norm_mean, ph.norm_std, ph.cosine_mean
+                );
+            }
+        }
+        Probe::Linear { k, n_b, steps, hidden, positions, out } => {
+            let cfg = DataConfig { k, n_b, ..DataConfig::default() };
+            let positions = match positions.as_str() {
+                "first" => linear::Positions::First,
+                "all" => linear::Positions::All,
+                s => return Err(Error::config("--positions", format!("{s:?} (allowed first, all)"))),
+            };
+            let r = linear::train_linear(&cfg, positions, steps, hidden, &mut |p| {
+                eprintln!(
+                    "step {:>6}  loss {:.4}  candidate {:.4}  z-gap {:+.5}",
+                    p.step, p.train_loss, p.candidate_loss, p.z_gap
+                )
+            })?;
+            std::fs::create_dir_all(&out).map_err(|e| Error::io(&out, e))?;
+            let path = out.join(format!("linear_k{k}.json"));
+            crate::io::tensors::write_atomic(&path, serde_json::to_string_pretty(&r).unwrap().as_bytes())?;
+            println!(
+                "linear baseline K={k}: final candidate loss = {:.3} × ln K; max |z-gap| over the last quarter {:.5}; → {}",
+                r.final_candidate_over_ln_k,
+                r.max_abs_z_gap_last_quarter,
+                path.display()
+            );
+        }
+    }
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,140 @@
+//! Weight displacement and direction consistency (spec §7.9, claim 11): for checkpoints at
+//! multiples of 200 steps, Δ_t = θ(t) − θ(t−200); its norm, its norm relative to ‖θ(t−200)‖,
+//! per-component norms, and cos(Δ_t, Δ_{t−200}). Phases by τ = T2 (as the author; T1 when the
+//! run never reached T2): plateau t < τ/2, pre-transition τ/2 ≤ t < τ, post t ≥ τ.
+
+use super::run::RunView;
+use crate::error::{Error, Result};
+use crate::model::Model;
+use crate::numerics::math::sqrt;
+use crate::plot::{LinePlot, Series, line_plot};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const STRIDE: u64 = 200;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DisplacementPoint {
+    pub step: u64,
+    pub norm: f64,
+    pub relative: f64,
+    /// Norm per component: embed, attn, mlp, ln, unembed.
+    pub components: BTreeMap<String, f64>,
+    /// cos(Δ_t, Δ_{t−200}); absent for the first Δ.
+    pub cosine: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseMeans {
+    pub phase: String,
+    pub n: usize,
+    pub norm_mean: f64,
+    pub norm_std: f64,
+    pub cosine_mean: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DisplacementReport {
+    pub tau: u64,
+    pub tau_definition: String,
+    pub points: Vec<DisplacementPoint>,
+    pub phases: Vec<PhaseMeans>,
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum()
+}
+
+pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
+    let (tau, def) = match (run.taus.t2, run.taus.t1) {
+        (Some(t), _) => (t, "T2"),
+        (None, Some(t)) => (t, "T1 (the run never reached T2)"),
+        _ => return Err(Error::format(&run.dir, "the run reached neither T2 nor T1; displacement phases need τ")),
+    };
+    let steps: Vec<u64> = run.steps.iter().copied().filter(|s| s.is_multiple_of(STRIDE)).collect();
+    if steps.len() < 3 {
+        return Err(Error::format(
+            &run.dir,
+            format!("needs at least 3 checkpoints at multiples of {STRIDE} steps; found {}", steps.len()),
+        ));
+    }
+    let mut prev: Option<Model<f32>> = None;
+    let mut prev_delta: Option<Vec<f32>> = None;
+    let mut points = vec![];
+    for &s in &steps {
+        let m: Model<f32> = run.model(s)?;
+        if let Some(p) = &prev
+            && s - steps[steps.iter().position(|&x| x == s).unwrap() - 1] == STRIDE
+        {
+            let delta: Vec<f32> = m.params.iter().zip(&p.params).map(|(a, b)| a - b).collect();
+            let mut components: BTreeMap<String, f64> = BTreeMap::new();
+            for (i, e) in m.layout.entries.iter().enumerate() {
+                let d = &delta[e.offset..e.offset + e.len];
+                *components.entry(m.layout.component(i).to_string()).or_default() += dot(d, d);
+            }
+            for v in components.values_mut() {
+                *v = sqrt(*v);
+            }
+            let norm = sqrt(dot(&delta, &delta));
+            let cosine = prev_delta.as_ref().map(|pd| dot(&delta, pd) / (norm * sqrt(dot(pd, pd))));
+            points.push(DisplacementPoint {
+                step: s,
+                norm,
+                relative: norm / sqrt(dot(&p.params, &p.params)),
+                components,
+                cosine,
+            });
+            prev_delta = Some(delta);
+        } else {
+            prev_delta = None;
+        }
+        prev = Some(m);
+    }
+    let t = tau as f64;
+    let phases = [("plateau", 0.0, t / 2.0), ("pre-transition", t / 2.0, t), ("post", t, f64::INFINITY)]
+        .iter()
+        .map(|&(name, lo, hi)| {
+            let sel: Vec<&DisplacementPoint> =
+                points.iter().filter(|p| (p.step as f64) >= lo && (p.step as f64) < hi).collect();
+            let n = sel.len().max(1) as f64;
+            let mean = sel.iter().map(|p| p.norm).sum::<f64>() / n;
+            let var = sel.iter().map(|p| (p.norm - mean) * (p.norm - mean)).sum::<f64>() / n;
+            let cs: Vec<f64> = sel.iter().filter_map(|p| p.cosine).collect();
+            PhaseMeans {
+                phase: name.into(),
+                n: sel.len(),
+                norm_mean: mean,
+                norm_std: sqrt(var),
+                cosine_mean: cs.iter().sum::<f64>() / cs.len().max(1) as f64,
+            }
+        })
+        .collect();
+    let report = DisplacementReport { tau, tau_definition: def.into(), points, phases };
+    run.write_json("displacement", &report)?;
+    let rolling = |v: Vec<(f64, f64)>| -> Vec<(f64, f64)> {
+        (0..v.len())
+            .map(|i| {
+                let w = &v[i.saturating_sub(2)..(i + 3).min(v.len())];
+                (v[i].0, w.iter().map(|p| p.1).sum::<f64>() / w.len() as f64)
+            })
+            .collect()
+    };
+    let cos: Vec<(f64, f64)> = report.points.iter().filter_map(|p| p.cosine.map(|c| (p.step as f64, c))).collect();
+    let norms: Vec<(f64, f64)> = report.points.iter().map(|p| (p.step as f64, p.norm)).collect();
+    let p = LinePlot {
+        title: format!("Weight displacement per {STRIDE} steps (5-point rolling mean), K = {}", run.cfg.data.k),
+        x_label: "step".into(),
+        y_label: "cos(Δt, Δt−200)  /  ‖Δt‖ (scaled to max 1)".into(),
+        series: vec![
+            Series::line("direction consistency cos", rolling(cos)),
+            Series::line("‖Δt‖ / max", {
+                let mx = norms.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-30);
+                rolling(norms.into_iter().map(|(x, y)| (x, y / mx)).collect())
+            }),
+        ],
+        vlines: vec![(t, format!("τ ({})", report.tau_definition))],
+        ..Default::default()
+    };
+    run.write_text("displacement.svg", &line_plot(&p)?)?;
+    Ok(report)
+}

@@ -1,0 +1,138 @@
+//! Reading a finished (or running) training run for the probes: its config, metrics, waiting
+//! times, checkpoints and data, with errors that say what is missing.
+
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::io::weights::load_model;
+use crate::model::Model;
+use crate::numerics::Scalar;
+use crate::rng::{Purpose, Stream};
+use crate::task::{Batch, Mapping, TrainSet, generate, train_split};
+use crate::train::Record;
+use crate::train::rundir::read_records;
+use crate::train::tau::{Taus, taus};
+use std::path::{Path, PathBuf};
+
+pub struct RunView {
+    pub dir: PathBuf,
+    pub cfg: RunConfig,
+    pub records: Vec<Record>,
+    pub taus: Taus,
+    /// Steps with a parameter checkpoint, ascending.
+    pub steps: Vec<u64>,
+    pub mapping: Mapping,
+    pub train: TrainSet,
+}
+
+impl RunView {
+    pub fn open(dir: &Path) -> Result<Self> {
+        let cp = dir.join("config.toml");
+        if !cp.exists() {
+            return Err(Error::format(
+                dir,
+                "not a windtunnel run directory (no config.toml); give --run a directory made by `windtunnel train`",
+            ));
+        }
+        let cfg = RunConfig::load(Some(&cp), &[])?;
+        let records = read_records(&dir.join("metrics.jsonl"))?;
+        let taus = taus(&records, cfg.data.k);
+        let mut steps = vec![];
+        if let Ok(rd) = std::fs::read_dir(dir.join("checkpoints")) {
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if let Some(s) = name.strip_prefix("step_").and_then(|s| s.strip_suffix(".safetensors"))
+                    && let Ok(v) = s.parse::<u64>()
+                {
+                    steps.push(v);
+                }
+            }
+        }
+        steps.sort();
+        if steps.is_empty() {
+            return Err(Error::format(dir, "has no checkpoints (checkpoints/step_*.safetensors)"));
+        }
+        let mapping = generate(&cfg.data)?;
+        let train = train_split(&mapping);
+        Ok(RunView { dir: dir.to_path_buf(), cfg, records, taus, steps, mapping, train })
+    }
+
+    pub fn last_step(&self) -> u64 {
+        *self.steps.last().expect("non-empty")
+    }
+
+    /// T1, or an error saying this probe needs it.
+    pub fn t1(&self, probe: &str) -> Result<u64> {
+        self.taus.t1.ok_or_else(|| {
+            Error::format(
+                &self.dir,
+                format!(
+                    "the run has not reached T1 (candidate loss < ½·ln K) in its {} eval records; `{probe}` needs τ",
+                    self.records.len()
+                ),
+            )
+        })
+    }
+
+    /// The saved step nearest to `target` (ties go to the lower step, as the author's probes).
+    pub fn snap(&self, target: f64) -> u64 {
+        let mut best = self.steps[0];
+        for &s in &self.steps {
+            if (s as f64 - target).abs() < (best as f64 - target).abs() {
+                best = s;
+            }
+        }
+        best
+    }
+
+    pub fn model<S: Scalar>(&self, step: u64) -> Result<Model<S>> {
+        let p = crate::train::checkpoint::checkpoint_path(&self.dir, step);
+        if !p.exists() {
+            let near = self.snap(step as f64);
+            return Err(Error::format(&p, format!("missing: no checkpoint at step {step} (nearest saved: {near})")));
+        }
+        load_model(&p, Some(&self.cfg.model))
+    }
+
+    /// The first `n` train-order indices of the permutation `Stream(42, Probe, 0)` — windtunnel's
+    /// stand-in for the author's `torch.manual_seed(42); randperm(len(train))[:n]`. Like the
+    /// author's, smaller subsets are prefixes of larger ones (the Hessian's 512 ⊂ ablation's 2048).
+    pub fn subset(&self, n: usize) -> Vec<usize> {
+        let perm = Stream::new(42, Purpose::Probe, 0).permutation(self.train.len());
+        perm[..n.min(perm.len())].to_vec()
+    }
+
+    pub fn batch(&self, indices: &[usize]) -> Batch {
+        Batch::gather(&self.train, indices)
+    }
+
+    /// `ln K`.
+    pub fn ln_k(&self) -> f64 {
+        crate::numerics::math::ln(self.cfg.data.k as f64)
+    }
+
+    /// Write a probe result as pretty JSON into `<run>/probes/<name>.json`.
+    pub fn write_json<T: serde::Serialize>(&self, name: &str, value: &T) -> Result<PathBuf> {
+        let dir = self.dir.join("probes");
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let p = dir.join(format!("{name}.json"));
+        crate::io::tensors::write_atomic(&p, serde_json::to_string_pretty(value).expect("serialises").as_bytes())?;
+        Ok(p)
+    }
+
+    /// Write a text artefact (CSV, SVG) into `<run>/probes/`.
+    pub fn write_text(&self, file: &str, text: &str) -> Result<PathBuf> {
+        let dir = self.dir.join("probes");
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let p = dir.join(file);
+        crate::io::tensors::write_atomic(&p, text.as_bytes())?;
+        Ok(p)
+    }
+}
+
+/// `linspace(lo, hi, n)` snapped to saved steps, deduplicated, ascending.
+pub fn snapped_linspace(run: &RunView, lo: f64, hi: f64, n: usize) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..n).map(|i| run.snap(lo + (hi - lo) * i as f64 / (n.max(2) - 1) as f64)).collect();
+    v.sort();
+    v.dedup();
+    v
+}
