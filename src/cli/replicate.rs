@@ -29,6 +29,10 @@ pub struct Args {
     /// List the runs of the suites and their state, then exit.
     #[arg(long)]
     list: bool,
+    /// Write the report from the runs and probe results on disk: train nothing, probe nothing
+    /// (missing results are reported as incomplete). Safe while another process trains.
+    #[arg(long, conflicts_with = "runs_only")]
+    report_only: bool,
 }
 
 pub fn run(a: Args) -> Result<Outcome> {
@@ -51,11 +55,17 @@ pub fn run(a: Args) -> Result<Outcome> {
     let configs = Path::new("configs");
     let runs_dir = a.out.join(scale.name()).join("runs");
     if a.list {
-        for s in &specs {
+        let mut seen = std::collections::BTreeSet::new();
+        for s in specs.iter().filter(|s| seen.insert(s.name.clone())) {
             let cfg = s.resolve(configs)?;
             let st = crate::experiments::runner::status(&runs_dir.join(&s.name), &cfg);
             println!("{:<24} {:<28} {:?}  {}", s.name, s.config, st, s.overrides.join(" "));
         }
+        return Ok(Outcome::Ok);
+    }
+    if a.report_only {
+        let path = crate::experiments::report::write_report(&suites, scale, &a.out, false)?;
+        eprintln!("report → {}", path.display());
         return Ok(Outcome::Ok);
     }
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -76,7 +86,9 @@ pub fn run(a: Args) -> Result<Outcome> {
     if a.runs_only {
         return Ok(if failed == 0 { Outcome::Ok } else { Outcome::CheckFailed });
     }
-    crate::experiments::report::write_report(&suites, scale, &a.out)?;
+    let t1 = Instant::now();
+    let path = crate::experiments::report::write_report(&suites, scale, &a.out, true)?;
+    eprintln!("analysis and probes: {:.0} s; report → {}", t1.elapsed().as_secs_f64(), path.display());
     Ok(if failed == 0 { Outcome::Ok } else { Outcome::CheckFailed })
 }
 

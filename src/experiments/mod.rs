@@ -1,6 +1,12 @@
-//! Replication of the paper's claims: suites of runs, running them, and (later) their analysis.
+//! Replication of the paper's claims: suites of runs, running them, and their analysis into a
+//! claims report.
 
 pub mod ci;
+pub mod claims;
+pub mod dynamics;
+pub mod probe_claims;
 pub mod report;
 pub mod runner;
+pub mod scaling;
+pub mod stats;
 pub mod suites;

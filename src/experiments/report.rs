@@ -1,10 +1,246 @@
-//! The claims report (placeholder until the analysis lands).
+//! The claims report: every suite's rows side by side with the paper's numbers, the seven
+//! falsified mechanisms (spec §9), per-suite details and figures → `report.md`, `report.json`.
 
-use super::suites::Scale;
-use crate::error::Result;
-use std::path::Path;
+use super::claims::{Ctx, Row, SuiteOutcome, Verdict, table};
+use super::stats::power_law;
+use super::suites::{SUITES, Scale};
+use super::{dynamics, probe_claims, scaling};
+use crate::error::{Error, Result};
+use serde::Serialize;
+use serde_json::json;
+use std::path::{Path, PathBuf};
 
-pub fn write_report(_suites: &[&str], _scale: Scale, _out: &Path) -> Result<()> {
-    eprintln!("(the report is not implemented yet; runs are complete)");
-    Ok(())
+/// Analyse one suite.
+pub fn analyse(ctx: &Ctx, suite: &str) -> Result<SuiteOutcome> {
+    match suite {
+        "plateau" => scaling::plateau(ctx),
+        "fixed-d" => scaling::fixed_d(ctx),
+        "d-scaling" => scaling::d_scaling(ctx),
+        "lr" => scaling::lr(ctx),
+        "batch" => scaling::batch(ctx),
+        "snap" => probe_claims::snap_suite(ctx),
+        "ablation" => probe_claims::ablation_suite(ctx),
+        "hessian" => probe_claims::hessian_suite(ctx),
+        "displacement" => probe_claims::displacement_suite(ctx),
+        "dz-lead" => dynamics::dz_lead(ctx),
+        "asymmetry" => dynamics::asymmetry(ctx),
+        "z-sharing" => dynamics::z_sharing(ctx),
+        "linear" => probe_claims::linear_suite(ctx),
+        s => Err(Error::config("suite", format!("{s:?} (allowed: all, {})", SUITES.join(", ")))),
+    }
+}
+
+/// One of the falsified mechanisms and what windtunnel's runs say about it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Mechanism {
+    pub mechanism: String,
+    pub prediction: String,
+    pub test: String,
+    pub windtunnel: String,
+    pub verdict: String,
+}
+
+fn first_row<'a>(outs: &'a [SuiteOutcome], suite: &str) -> Option<&'a Row> {
+    outs.iter().find(|o| o.suite == suite).and_then(|o| o.rows.first())
+}
+
+/// "falsified" when the row's evidence holds in direction, else what is missing.
+fn verdict_from(rows: &[Option<&Row>]) -> (String, String) {
+    if rows.iter().any(|r| r.is_none()) {
+        return ("–".into(), "suite not run".into());
+    }
+    let rows: Vec<&Row> = rows.iter().map(|r| r.unwrap()).collect();
+    let ours = rows.iter().map(|r| r.ours.clone()).collect::<Vec<_>>().join("; ");
+    let v = if rows.iter().any(|r| r.verdict == Verdict::Incomplete) {
+        "incomplete"
+    } else if rows.iter().all(|r| matches!(r.verdict, Verdict::Replicated | Verdict::Differs)) {
+        "falsified (as in the paper)"
+    } else {
+        "NOT falsified by windtunnel's runs"
+    };
+    (ours, v.into())
+}
+
+/// AdamW timescale (Power Lines): τ_epochs ∝ B/(η·λ·D). Regress ln(T1 in epochs) on ln(B/(ηλD))
+/// over the D, LR and batch sweeps.
+fn adamw_timescale(ctx: &Ctx) -> Result<(String, String)> {
+    let (mut x, mut y) = (vec![], vec![]);
+    for suite in ["d-scaling", "lr", "batch"] {
+        for r in ctx.load(suite)? {
+            let (b, eta, wd, d) =
+                (r.cfg.train.batch_size as f64, r.cfg.train.lr, r.cfg.train.weight_decay, r.d() as f64);
+            if let Some(t) = r.taus.t1 {
+                x.push(b / (eta * wd * d));
+                y.push(t as f64 * b / d);
+            }
+        }
+    }
+    Ok(match power_law(&x, &y, scaling::SEED, 600) {
+        Some(f) if f.n >= 4 => (
+            format!("slope {} (prediction +1)", super::claims::fmt_ci(&f)),
+            if f.slope < 0.5 {
+                "falsified (as in the paper)".into()
+            } else {
+                "NOT falsified by windtunnel's runs".into()
+            },
+        ),
+        _ => ("too few runs with T1".into(), "incomplete".into()),
+    })
+}
+
+pub fn mechanisms(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Vec<Mechanism>> {
+    let m = |name: &str, pred: &str, test: &str, (ours, v): (String, String)| Mechanism {
+        mechanism: name.into(),
+        prediction: pred.into(),
+        test: test.into(),
+        windtunnel: ours,
+        verdict: v,
+    };
+    let lin = first_row(outs, "linear").map(|r| {
+        let v = if r.verdict == Verdict::Incomplete { "incomplete" } else { "partly tested" };
+        (format!("{}; the author's ill-conditioned regression (κ = 100) is not re-run", r.ours), v.to_string())
+    });
+    let adamw = if ["d-scaling", "lr", "batch"].iter().all(|s| outs.iter().any(|o| o.suite == *s)) {
+        adamw_timescale(ctx)?
+    } else {
+        ("–".into(), "suite not run".into())
+    };
+    Ok(vec![
+        m(
+            "Gradient cancellation between groups sharing z",
+            "plateau ∝ (|B|/G)^β with β ≈ 1",
+            "z-sharing sweep (paper β ≈ 0.02)",
+            verdict_from(&[first_row(outs, "z-sharing")]),
+        ),
+        m(
+            "Kramers / noise-activated escape",
+            "more gradient noise (larger η, smaller B) ⇒ faster escape",
+            "LR and batch sweeps (paper: τ rises with η, falls with B)",
+            verdict_from(&[first_row(outs, "lr"), first_row(outs, "batch")]),
+        ),
+        m(
+            "Coverage / signal dilution (groups learned one at a time)",
+            "per-group accuracy rises group by group long before τ",
+            "per-group K-way scoring (paper: 0% of groups ≥ 0.8 at τ/2)",
+            verdict_from(&[first_row(outs, "snap")]),
+        ),
+        m(
+            "Spinodal instability (the plateau is a local minimum)",
+            "λ_min ≥ 0 on the plateau, crossing 0 at τ",
+            "Hessian λ_min on plateau checkpoints (paper: < 0 throughout)",
+            verdict_from(&[first_row(outs, "hessian")]),
+        ),
+        m(
+            "Ambiguity sets the duration",
+            "τ ∝ K^δ with δ > 0 at fixed D",
+            "fixed-D control (paper δ ≈ 0)",
+            verdict_from(&[first_row(outs, "fixed-d")]),
+        ),
+        m(
+            "Ill-conditioning (a slow linear mode)",
+            "a linear model shows the same plateau and escape",
+            "linear baseline (paper: linear models show no plateau-then-escape)",
+            lin.unwrap_or(("–".into(), "suite not run".into())),
+        ),
+        m(
+            "AdamW timescale (Power Lines: τ ∝ B/(ηλD))",
+            "τ in epochs grows ∝ B/(ηλD) (slope +1)",
+            "regression over the D, LR and batch sweeps (paper slope −1.14, R² 0.70)",
+            adamw,
+        ),
+    ])
+}
+
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    scale: &'a str,
+    windtunnel_version: &'a str,
+    suites: &'a [SuiteOutcome],
+    mechanisms: &'a [Mechanism],
+}
+
+fn esc(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// Analyse `suites` from `<out>/<scale>/runs` and write `<out>/<scale>/report.{md,json}` and
+/// `figures/`. `run_probes`: compute missing probe results of complete runs.
+pub fn write_report(suites: &[&str], scale: Scale, out: &Path, run_probes: bool) -> Result<PathBuf> {
+    let base = out.join(scale.name());
+    let ctx = Ctx {
+        scale,
+        configs: PathBuf::from("configs"),
+        runs: base.join("runs"),
+        figures: base.join("figures"),
+        run_probes,
+    };
+    std::fs::create_dir_all(&ctx.figures).map_err(|e| Error::io(&ctx.figures, e))?;
+    let mut outs = vec![];
+    for s in suites {
+        outs.push(analyse(&ctx, s)?);
+    }
+    let mech = mechanisms(&ctx, &outs)?;
+    let md = markdown(scale, &outs, &mech);
+    let path = base.join("report.md");
+    crate::io::tensors::write_atomic(&path, md.as_bytes())?;
+    let js = ReportJson {
+        scale: scale.name(),
+        windtunnel_version: env!("CARGO_PKG_VERSION"),
+        suites: &outs,
+        mechanisms: &mech,
+    };
+    let text = serde_json::to_string_pretty(&json!(js)).expect("serialises");
+    crate::io::tensors::write_atomic(&base.join("report.json"), text.as_bytes())?;
+    Ok(path)
+}
+
+pub fn markdown(scale: Scale, outs: &[SuiteOutcome], mech: &[Mechanism]) -> String {
+    let mut s = format!(
+        "# windtunnel replication report — `{}` scale\n\nwindtunnel {}. Paper: *Marginals Before Conditionals* (arXiv 2603.10074); \
+         paper numbers and their sources: `paper_spec.md` §8–§9. Verdicts: **replicated** (same direction, magnitude within the stated \
+         tolerance), **differs** (same direction, other magnitude), **not replicated** (absent or reversed), **incomplete** (runs or probes \
+         still missing).{}\n\n## Claims\n\n",
+        scale.name(),
+        env!("CARGO_PKG_VERSION"),
+        if scale == Scale::Ci {
+            " At `ci` scale the model and data are reduced (docs/REPLICATION.md), so only directions are comparable with the paper's numbers."
+        } else {
+            ""
+        }
+    );
+    let mut rows = vec![];
+    for o in outs {
+        for r in &o.rows {
+            rows.push(vec![
+                o.suite.clone(),
+                esc(&r.claim),
+                esc(&r.paper),
+                esc(&r.ours),
+                format!("**{}**", r.verdict.label()),
+                esc(&r.reason),
+            ]);
+        }
+    }
+    s += &table(&["suite", "claim", "paper", "windtunnel", "verdict", "why"], &rows);
+    s += "\n## The seven falsified mechanisms (spec §9, inferred list)\n\n";
+    let mrows: Vec<Vec<String>> = mech
+        .iter()
+        .map(|m| vec![esc(&m.mechanism), esc(&m.prediction), esc(&m.test), esc(&m.windtunnel), m.verdict.clone()])
+        .collect();
+    s += &table(&["mechanism", "prediction", "test", "windtunnel", "verdict"], &mrows);
+    s += "\n## Compute\n\n";
+    let crows: Vec<Vec<String>> = outs
+        .iter()
+        .map(|o| {
+            vec![o.suite.clone(), format!("{}/{}", o.runs_complete, o.runs_total), format!("{:.0}", o.compute_seconds)]
+        })
+        .collect();
+    s += &table(&["suite", "runs complete", "training + probe seconds (shared runs count in every suite)"], &crows);
+    for o in outs {
+        s += &format!("\n## {}\n\n{}\n", o.suite, o.details);
+        for f in &o.figures {
+            s += &format!("![{f}]({f})\n");
+        }
+    }
+    s
 }

@@ -104,10 +104,61 @@ pub fn execute(
     out
 }
 
+/// `<runs>/<name>.lock`, holding the pid of the process training the run: two `replicate`
+/// processes sharing a runs directory must never train the same run at once.
+struct RunLock(PathBuf);
+
+impl RunLock {
+    fn acquire(dir: &Path) -> Result<Self> {
+        let path = dir.with_extension("lock");
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    write!(f, "{}", std::process::id()).map_err(|e| Error::io(&path, e))?;
+                    return Ok(RunLock(path));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let pid = std::fs::read_to_string(&path).unwrap_or_default();
+                    let alive = !pid.trim().is_empty() && Path::new("/proc").join(pid.trim()).exists();
+                    if alive {
+                        return Err(Error::other(format!(
+                            "{} is being trained by process {} ({}); wait for it or stop it",
+                            dir.display(),
+                            pid.trim(),
+                            path.display()
+                        )));
+                    }
+                    // Left by a process that died: take it over.
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) => return Err(Error::io(&path, e)),
+            }
+        }
+        Err(Error::other(format!("could not lock {}", path.display())))
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 fn run_one(spec: &RunSpec, configs: &Path, dir: &Path, progress: &ProgressFactory<'_>) -> Done {
     let mk = |result, skipped| Done { name: spec.name.clone(), dir: dir.to_path_buf(), result, skipped };
     let cfg = match spec.resolve(configs) {
         Ok(c) => c,
+        Err(e) => return mk(Err(e), false),
+    };
+    if matches!(status(dir, &cfg), Status::Complete) {
+        return mk(read_summary(dir), true);
+    }
+    let _lock = match RunLock::acquire(dir) {
+        Ok(l) => l,
         Err(e) => return mk(Err(e), false),
     };
     let open = match status(dir, &cfg) {

@@ -8,6 +8,7 @@
 //! (3·T1 for K = 10 and 20, whose checkpoints the probes read up to 3τ) and the LR, batch and
 //! z-sharing runs once converged (candidate loss < 0.01·ln K for 20 evals); every waiting time is
 //! determined before that point, and a run that never transitions still runs to its full length.
+//! The fixed-D runs (the author's early stop at 0.01·ln K) stop at 1.5·T1: the claim needs T1 only.
 
 use super::runner::RunSpec;
 
@@ -66,12 +67,17 @@ pub fn paper_runs(suite: &str) -> Vec<RunSpec> {
             v
         }
         "fixed-d" => {
-            [10, 20].iter().flat_map(|d| [5, 10, 20, 36].map(|k| cfg(&format!("fixed_d{d}k_k{k}"), &[]))).collect()
+            let stop = "train.stop_at_t1_multiple=1.5";
+            [10, 20].iter().flat_map(|d| [5, 10, 20, 36].map(|k| cfg(&format!("fixed_d{d}k_k{k}"), &[stop]))).collect()
         }
         "d-scaling" | "dz-lead" => CANONICAL_K.map(canonical).to_vec(),
         "lr" => LR_ETAS.map(|e| cfg(&format!("lr_k20_eta{e}"), &[CONVERGED])).to_vec(),
         "batch" => {
-            [20, 36].iter().flat_map(|k| BATCHES.map(|b| cfg(&format!("batch_k{k}_b{b}"), &[CONVERGED]))).collect()
+            let mut v: Vec<RunSpec> =
+                [20, 36].iter().flat_map(|k| BATCHES.map(|b| cfg(&format!("batch_k{k}_b{b}"), &[CONVERGED]))).collect();
+            // The matched-temperature partner of (η 1e-3, B 256): η/B is the same at (5e-4, 128).
+            v.push(RunSpec::new("batch_k20_b128_eta5e-4", "batch_k20_b128.toml", &["train.lr=5e-4", CONVERGED]));
+            v
         }
         "snap" | "ablation" | "hessian" | "displacement" => vec![canonical(10), canonical(20)],
         "asymmetry" => {

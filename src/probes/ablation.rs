@@ -12,12 +12,12 @@ use crate::model::{HeadPatch, Model, Workspace};
 use crate::plot::bar_chart;
 use crate::task::Batch;
 use crate::train::eval::shuffle_z;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 const BATCHES: usize = 8;
 const BATCH: usize = 256;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HeadResult {
     pub layer: usize,
     pub head: usize,
@@ -29,7 +29,7 @@ pub struct HeadResult {
     pub sufficiency_loss: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CheckpointAblation {
     pub label: String,
     pub step: u64,
@@ -39,7 +39,7 @@ pub struct CheckpointAblation {
     pub heads: Vec<HeadResult>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AblationReport {
     pub tau_t1: u64,
     pub n_examples: usize,

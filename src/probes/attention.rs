@@ -7,9 +7,9 @@ use super::run::RunView;
 use crate::error::Result;
 use crate::model::Model;
 use crate::plot::{LinePlot, Series, line_plot};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HeadTrace {
     pub layer: usize,
     pub head: usize,
@@ -20,7 +20,7 @@ pub struct HeadTrace {
     pub onset: Option<u64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AttentionReport {
     pub steps: Vec<u64>,
     pub n_examples: usize,

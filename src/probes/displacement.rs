@@ -8,12 +8,12 @@ use crate::error::{Error, Result};
 use crate::model::Model;
 use crate::numerics::math::sqrt;
 use crate::plot::{LinePlot, Series, line_plot};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub const STRIDE: u64 = 200;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DisplacementPoint {
     pub step: u64,
     pub norm: f64,
@@ -24,7 +24,7 @@ pub struct DisplacementPoint {
     pub cosine: Option<f64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PhaseMeans {
     pub phase: String,
     pub n: usize,
@@ -33,7 +33,7 @@ pub struct PhaseMeans {
     pub cosine_mean: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DisplacementReport {
     pub tau: u64,
     pub tau_definition: String,

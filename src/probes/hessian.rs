@@ -11,9 +11,9 @@ use crate::hessian::vec::{dot, norm};
 use crate::hessian::{Hvp, lanczos, power_iteration};
 use crate::model::Model;
 use crate::plot::{LinePlot, Series, line_plot};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HessianPoint {
     pub step: u64,
     pub phase: String,
@@ -43,7 +43,7 @@ pub struct HessianPoint {
     pub seconds: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HessianReport {
     pub tau_t1: u64,
     pub batch_size: usize,

@@ -18,7 +18,7 @@ use crate::optim::{AdamW, AdamWParams};
 use crate::rng::{Purpose, PyRandom, Stream};
 use crate::task::{DataConfig, Mapping, TrainSet, generate, train_split};
 use crate::train::batcher::{Batcher, Order};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One example as indices: B group, z id, and the target token at each scored position.
@@ -126,7 +126,7 @@ pub struct LinearData {
 }
 
 /// Which target positions the linear model predicts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Positions {
     /// The first target character only.
     First,
@@ -164,7 +164,7 @@ pub fn linear_data(cfg: &DataConfig, positions: Positions) -> Result<LinearData>
     Ok(LinearData { mapping, train, examples, z_ids })
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LinearPoint {
     pub step: u64,
     pub train_loss: f64,
@@ -172,7 +172,7 @@ pub struct LinearPoint {
     pub z_gap: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LinearReport {
     pub positions: Positions,
     pub k: usize,

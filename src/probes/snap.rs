@@ -12,9 +12,9 @@ use crate::plot::{LinePlot, Series, line_plot};
 use crate::rng::PyRandom;
 use crate::task::tokenizer;
 use crate::train::eval::sequence_log_probs;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SnapPoint {
     pub step: u64,
     pub step_over_tau: f64,
@@ -26,7 +26,7 @@ pub struct SnapPoint {
     pub histogram: [usize; 10],
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SnapReport {
     pub tau_t1: u64,
     pub n_groups: usize,

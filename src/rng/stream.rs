@@ -29,6 +29,8 @@ pub enum Purpose {
     Fixture = 5,
     /// Random directions for gradient checks and Hessian solvers (index = use-specific).
     Direction = 6,
+    /// Bootstrap resamples of a fit (index = fit id).
+    Bootstrap = 7,
 }
 
 pub struct Stream {

@@ -1,0 +1,217 @@
+//! The vocabulary of the claims report: one row per claim (paper's number, windtunnel's number,
+//! verdict, reason), the runs a suite reads, and where its figures go.
+
+use super::runner::RunSpec;
+use super::suites::Scale;
+use crate::config::RunConfig;
+use crate::error::Result;
+use crate::plot;
+use crate::train::record::Record;
+use crate::train::rundir::read_records;
+use crate::train::tau::{Taus, taus};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// Same direction and a magnitude within the stated tolerance of the paper's.
+    Replicated,
+    /// Same qualitative direction, a different magnitude.
+    Differs,
+    /// The effect is absent or reversed.
+    NotReplicated,
+    /// Runs or probes the claim needs are not complete yet.
+    Incomplete,
+}
+
+impl Verdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Replicated => "replicated",
+            Verdict::Differs => "differs",
+            Verdict::NotReplicated => "not replicated",
+            Verdict::Incomplete => "incomplete",
+        }
+    }
+
+    /// Replicated when `close`, else Differs when `direction`, else NotReplicated.
+    pub fn grade(direction: bool, close: bool) -> Self {
+        match (direction, close) {
+            (true, true) => Verdict::Replicated,
+            (true, false) => Verdict::Differs,
+            _ => Verdict::NotReplicated,
+        }
+    }
+}
+
+/// One row of the claims table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub claim: String,
+    pub paper: String,
+    pub ours: String,
+    pub verdict: Verdict,
+    pub reason: String,
+}
+
+impl Row {
+    pub fn new(claim: &str, paper: &str, ours: String, verdict: Verdict, reason: impl Into<String>) -> Self {
+        Row { claim: claim.into(), paper: paper.into(), ours, verdict, reason: reason.into() }
+    }
+
+    pub fn incomplete(claim: &str, paper: &str, what: impl Into<String>) -> Self {
+        Row::new(claim, paper, "–".into(), Verdict::Incomplete, what)
+    }
+}
+
+/// What one suite found.
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteOutcome {
+    pub suite: String,
+    pub rows: Vec<Row>,
+    /// Figure paths relative to the report.
+    pub figures: Vec<String>,
+    /// A markdown table (or text) of the per-run numbers behind the rows.
+    pub details: String,
+    /// Machine-readable numbers.
+    pub data: serde_json::Value,
+    pub runs_total: usize,
+    pub runs_complete: usize,
+    /// Training plus probe seconds spent on this suite's runs (a run shared by suites counts in each).
+    pub compute_seconds: f64,
+}
+
+/// One run of a suite as it stands on disk (possibly still training).
+pub struct RunData {
+    pub name: String,
+    pub dir: PathBuf,
+    pub cfg: RunConfig,
+    pub records: Vec<Record>,
+    pub taus: Taus,
+    pub complete: bool,
+    pub train_seconds: f64,
+}
+
+impl RunData {
+    pub fn load(spec: &RunSpec, configs: &Path, runs: &Path) -> Result<Self> {
+        let cfg = spec.resolve(configs)?;
+        let dir = runs.join(&spec.name);
+        let m = dir.join("metrics.jsonl");
+        let records = if m.exists() { read_records(&m)? } else { vec![] };
+        let summary = super::runner::read_summary(&dir).ok();
+        let taus = taus(&records, cfg.data.k);
+        let train_seconds = match &summary {
+            Some(s) => s.train_seconds + s.eval_seconds,
+            None => records.last().map_or(0.0, |r| r.wall_time_s),
+        };
+        Ok(RunData { name: spec.name.clone(), dir, cfg, records, taus, complete: summary.is_some(), train_seconds })
+    }
+
+    pub fn k(&self) -> usize {
+        self.cfg.data.k
+    }
+
+    /// Dataset size D = n_b·K.
+    pub fn d(&self) -> usize {
+        self.cfg.data.n_b * self.cfg.data.k
+    }
+
+    pub fn ln_k(&self) -> f64 {
+        crate::numerics::math::ln(self.cfg.data.k as f64)
+    }
+
+    pub fn last_step(&self) -> u64 {
+        self.records.last().map_or(0, |r| r.step)
+    }
+
+    /// "1850" or "–" (not reached) or "> 4000" (not reached yet, still training).
+    pub fn show(&self, t: Option<u64>) -> String {
+        match t {
+            Some(v) => v.to_string(),
+            None if self.complete => "none".into(),
+            None => format!("> {}", self.last_step()),
+        }
+    }
+}
+
+/// Where a suite reads runs and writes figures.
+pub struct Ctx {
+    pub scale: Scale,
+    pub configs: PathBuf,
+    pub runs: PathBuf,
+    /// `<report dir>/figures`.
+    pub figures: PathBuf,
+    /// Run probes whose results are missing (false: report them as incomplete).
+    pub run_probes: bool,
+}
+
+impl Ctx {
+    pub fn load(&self, suite: &str) -> Result<Vec<RunData>> {
+        super::suites::runs(suite, self.scale).iter().map(|s| RunData::load(s, &self.configs, &self.runs)).collect()
+    }
+
+    /// Save an SVG under figures/ and return its path relative to the report.
+    pub fn figure(&self, name: &str, svg: &str) -> Result<String> {
+        plot::save(&self.figures.join(name), svg)?;
+        Ok(format!("figures/{name}"))
+    }
+}
+
+/// Seconds of training of a set of runs.
+pub fn seconds(runs: &[RunData]) -> f64 {
+    runs.iter().map(|r| r.train_seconds).sum()
+}
+
+pub fn fmt_ci(fit: &super::stats::Fit) -> String {
+    match fit.ci95 {
+        Some((lo, hi)) => format!("{:.3} [{:.3}, {:.3}], R² {:.3}, n = {}", fit.slope, lo, hi, fit.r2, fit.n),
+        None => format!("{:.3} (n = {})", fit.slope, fit.n),
+    }
+}
+
+/// A markdown table.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s =
+        format!("| {} |\n|{}|\n", header.join(" | "), header.iter().map(|_| "---").collect::<Vec<_>>().join("|"));
+    for r in rows {
+        s += &format!("| {} |\n", r.join(" | "));
+    }
+    s
+}
+
+/// `x` with about `n` significant digits (like Python's `{:.ng}`).
+pub fn sig(x: f64, n: usize) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return format!("{x}");
+    }
+    // The decimal exponent, read off Rust's exact scientific formatting (no platform log10).
+    let e = format!("{:e}", x.abs());
+    let mag: i32 = e[e.find('e').expect("has an exponent") + 1..].parse().expect("integer exponent");
+    if !(-3..5).contains(&mag) {
+        format!("{:.*e}", n.saturating_sub(1), x)
+    } else {
+        format!("{:.*}", (n as i32 - 1 - mag).max(0) as usize, x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn significant_digits() {
+        assert_eq!(sig(2887.4, 3), "2887");
+        assert_eq!(sig(7.7412, 3), "7.74");
+        assert_eq!(sig(-0.00428, 3), "-0.00428");
+        assert_eq!(sig(0.0000123, 3), "1.23e-5");
+        assert_eq!(sig(-0.684, 3), "-0.684");
+        assert_eq!(sig(123456.0, 2), "1.2e5");
+    }
+
+    #[test]
+    fn verdict_grades() {
+        assert_eq!(Verdict::grade(true, true), Verdict::Replicated);
+        assert_eq!(Verdict::grade(true, false), Verdict::Differs);
+        assert_eq!(Verdict::grade(false, true), Verdict::NotReplicated);
+    }
+}

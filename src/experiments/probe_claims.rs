@@ -1,0 +1,512 @@
+//! Analyses that need the mechanism probes (claims 6, 7, 9, 11, 12): per-group snap, head
+//! ablation, Hessian spectra, weight displacement, the linear baseline. A probe's result is
+//! cached as `<run>/probes/<probe>.json`; a missing one is computed when the run is complete.
+
+use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, sig, table};
+use super::scaling::outcome;
+use super::suites::Scale;
+use crate::error::{Error, Result};
+use crate::plot::{LinePlot, Series, bar_chart, line_plot};
+use crate::probes::ablation::AblationReport;
+use crate::probes::displacement::DisplacementReport;
+use crate::probes::hessian::{HessianPoint, HessianReport};
+use crate::probes::linear::{LinearReport, Positions, train_linear};
+use crate::probes::{RunView, ablation, displacement, hessian, snap};
+use crate::task::DataConfig;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use std::path::Path;
+
+fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::format(path, format!("not a probe result: {e}")))
+}
+
+/// The probe's cached result, or a fresh one when allowed; None when it cannot run yet.
+/// Adds the probe's wall time (kept next to the result) to `seconds`.
+fn cached<T: DeserializeOwned>(
+    ctx: &Ctx,
+    run: &RunData,
+    name: &str,
+    seconds: &mut f64,
+    compute: impl FnOnce(&RunView) -> Result<T>,
+) -> Result<Option<T>> {
+    let dir = run.dir.join("probes");
+    let (path, timing) = (dir.join(format!("{name}.json")), dir.join(format!("{name}.seconds")));
+    if path.exists() {
+        *seconds += std::fs::read_to_string(&timing).ok().and_then(|s| s.trim().parse::<f64>().ok()).unwrap_or(0.0);
+        return read_json(&path).map(Some);
+    }
+    if !(ctx.run_probes && run.complete) {
+        return Ok(None);
+    }
+    eprintln!("[{}] probe {name} …", run.name);
+    let t0 = std::time::Instant::now();
+    let r = compute(&RunView::open(&run.dir)?)?;
+    let s = t0.elapsed().as_secs_f64();
+    eprintln!("[{}] probe {name} done in {s:.0} s", run.name);
+    crate::io::tensors::write_atomic(&timing, format!("{s:.1}\n").as_bytes())?;
+    *seconds += s;
+    Ok(Some(r))
+}
+
+/// The K = 10 and K = 20 canonical runs every probe suite reads.
+fn probe_runs(ctx: &Ctx, suite: &str) -> Result<Vec<RunData>> {
+    ctx.load(suite)
+}
+
+fn nearest<P>(points: &[P], x: impl Fn(&P) -> f64, target: f64) -> Option<&P> {
+    points.iter().min_by(|a, b| (x(a) - target).abs().total_cmp(&(x(b) - target).abs()))
+}
+
+/// Groups scored by the snap probe: the paper's 200, or 100 at ci scale (K² sequences each).
+fn snap_groups(scale: Scale) -> usize {
+    match scale {
+        Scale::Paper => 200,
+        Scale::Ci => 100,
+    }
+}
+
+pub fn snap_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
+    let runs = probe_runs(ctx, "snap")?;
+    let mut secs = 0.0;
+    let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
+    for r in &runs {
+        let paper = match r.k() {
+            10 => "0.49τ: 0% of groups ≥ 0.8 (mean acc 0.154); 0.97τ: 31.5%; 1.51τ: 99%",
+            20 => "0.48τ: 0% (mean 0.083); 0.96τ: 1.5%; 1.49τ: 87%",
+            _ => "< 20% at τ/2, window ≈ 0.5τ",
+        };
+        let claim = format!("Collective snap, not group by group (K = {})", r.k());
+        let Some(rep) = cached(ctx, r, "snap", &mut secs, |v| snap::run_snap(v, None, snap_groups(ctx.scale)))? else {
+            rows.push(Row::incomplete(&claim, paper, "run or probe not complete"));
+            continue;
+        };
+        let pts = &rep.points;
+        let (Some(half), Some(one), Some(late)) = (
+            nearest(pts, |p| p.step_over_tau, 0.5),
+            nearest(pts, |p| p.step_over_tau, 1.0),
+            nearest(pts, |p| p.step_over_tau, 1.5),
+        ) else {
+            continue;
+        };
+        // Window: from the last point with < 10% of groups ≥ 0.8 to the first with ≥ 80%
+        // (the author's K = 20 run reaches 87% at 1.49τ, the end of the probed range).
+        let start = pts.iter().filter(|p| p.frac_ge_08 < 0.1).map(|p| p.step_over_tau).fold(f64::NAN, f64::max);
+        let end = pts.iter().find(|p| p.frac_ge_08 >= 0.8).map(|p| p.step_over_tau);
+        let width = end.map(|e| e - start);
+        let ours = format!(
+            "{:.2}τ: {:.0}% (mean {:.3}); {:.2}τ: {:.1}%; {:.2}τ: {:.0}%; 10%→80% window {}",
+            half.step_over_tau,
+            100.0 * half.frac_ge_08,
+            half.mean_accuracy,
+            one.step_over_tau,
+            100.0 * one.frac_ge_08,
+            late.step_over_tau,
+            100.0 * late.frac_ge_08,
+            width.map_or("not closed".into(), |w| format!("{w:.2}τ"))
+        );
+        let direction = half.frac_ge_08 < 0.2 && late.frac_ge_08 > half.frac_ge_08 + 0.3;
+        rows.push(Row::new(
+            &claim,
+            paper,
+            ours,
+            Verdict::grade(direction, direction && width.is_some_and(|w| w <= 0.8)),
+            "replicated: < 20% of groups learned at τ/2 and the 10%→80% window ≤ 0.8τ (paper ≤ 0.55τ)",
+        ));
+        series.push(Series::line(
+            format!("K = {}: groups ≥ 0.8", r.k()),
+            pts.iter().map(|p| (p.step_over_tau, p.frac_ge_08)).collect(),
+        ));
+        series.push(Series::line(
+            format!("K = {}: mean accuracy", r.k()),
+            pts.iter().map(|p| (p.step_over_tau, p.mean_accuracy)).collect(),
+        ));
+        for p in pts {
+            detail.push(vec![
+                r.k().to_string(),
+                p.step.to_string(),
+                format!("{:.2}", p.step_over_tau),
+                format!("{:.3}", p.frac_ge_08),
+                format!("{:.3}", p.mean_accuracy),
+            ]);
+        }
+        data.push(json!({"k": r.k(), "report": rep}));
+    }
+    let p = LinePlot {
+        title: "Per-group K-way accuracy through the transition".into(),
+        x_label: "step / T1".into(),
+        y_label: "fraction of groups / accuracy".into(),
+        series,
+        vlines: vec![(1.0, "T1".into())],
+        ..Default::default()
+    };
+    let figures = vec![ctx.figure("snap.svg", &line_plot(&p)?)?];
+    let mut o =
+        outcome("snap", &runs, rows, figures, table(&["K", "step", "step / T1", "groups ≥ 0.8", "mean acc"], &detail));
+    o.data = json!(data);
+    o.compute_seconds += secs;
+    Ok(o)
+}
+
+pub fn ablation_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
+    let runs = probe_runs(ctx, "ablation")?;
+    let mut secs = 0.0;
+    let (mut rows, mut figures, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
+    for r in &runs {
+        let (paper1, paper_mid, paper2) = match r.k() {
+            20 => ("L0H3 +1.72 nats at step 3900 (next L0H0 +1.07)", 1.72, "pre +0.02, mid +1.72, post +3.69"),
+            _ => ("L0H3 +1.41 nats at step 1800", 1.41, "post +3.65"),
+        };
+        let claim = format!("A layer-0 selector-routing head is necessary mid-transition (K = {})", r.k());
+        let Some(rep) = cached(ctx, r, "ablation", &mut secs, |v| ablation::run_ablation(v, None))? else {
+            rows.push(Row::incomplete(&claim, paper1, "run or probe not complete"));
+            continue;
+        };
+        let rep: AblationReport = rep;
+        let top = |label: &str| {
+            let c = rep.checkpoints.iter().find(|c| c.label == label)?;
+            let mut hs: Vec<_> = c.heads.iter().collect();
+            hs.sort_by(|a, b| b.zero_loss_delta.total_cmp(&a.zero_loss_delta));
+            Some((c, hs))
+        };
+        let (Some((mid, hs)), Some((_, pre)), Some((post_c, post))) = (top("mid"), top("pre"), top("post")) else {
+            continue;
+        };
+        let (h0, h1) = (hs[0], hs[1]);
+        rows.push(Row::new(
+            &claim,
+            paper1,
+            format!(
+                "L{}H{} +{:.2} nats at step {} (next L{}H{} +{:.2})",
+                h0.layer, h0.head, h0.zero_loss_delta, mid.step, h1.layer, h1.head, h1.zero_loss_delta
+            ),
+            Verdict::grade(h0.layer == 0 && h0.zero_loss_delta > 0.3, (0.5..=2.0).contains(&(h0.zero_loss_delta / paper_mid))),
+            "head indices depend on the init (windtunnel's init stream is not PyTorch's); replicated: the top head is in layer 0 within 2× of the paper's Δ",
+        ));
+        let (dp, dm, dq) = (pre[0].zero_loss_delta, h0.zero_loss_delta, post[0].zero_loss_delta);
+        rows.push(Row::new(
+            &format!("The routing becomes more necessary through training (K = {})", r.k()),
+            paper2,
+            format!("largest Δ: pre +{dp:.2}, mid +{dm:.2}, post +{dq:.2} (step {})", post_c.step),
+            Verdict::grade(dp < dm && dm < dq, dp < 0.2 && dq > 2.0),
+            "largest zero-ablation Δ loss at τ/4, τ, 2τ",
+        ));
+        // Sufficiency: keeping one head recovers at least half of the gap between all heads zeroed and clean.
+        let rec = |c: &crate::probes::ablation::CheckpointAblation| {
+            c.heads
+                .iter()
+                .map(|h| (c.all_zero_loss - h.sufficiency_loss) / (c.all_zero_loss - c.clean_loss))
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
+        let best = rec(mid);
+        rows.push(Row::new(
+            &format!("No single head is sufficient (K = {})", r.k()),
+            "none (keeping only one head leaves the loss high)",
+            format!("best single head recovers {:.0}% of the all-heads-ablated loss gap", 100.0 * best),
+            Verdict::grade(best < 0.5, best < 0.5),
+            "sufficient = keeping only that head recovers ≥ 50% of the gap",
+        ));
+        let cats: Vec<String> = mid.heads.iter().map(|h| format!("L{}H{}", h.layer, h.head)).collect();
+        let svg = bar_chart(
+            &format!("Head ablation at T1 (K = {}, step {}): Δ all-target loss", r.k(), mid.step),
+            "Δ loss (nats)",
+            &cats,
+            &[
+                ("zero".into(), mid.heads.iter().map(|h| h.zero_loss_delta).collect()),
+                ("mean".into(), mid.heads.iter().map(|h| h.mean_loss_delta).collect()),
+            ],
+        )?;
+        figures.push(ctx.figure(&format!("ablation_k{}.svg", r.k()), &svg)?);
+        for c in &rep.checkpoints {
+            for h in c.heads.iter().filter(|h| h.zero_loss_delta > 0.1) {
+                detail.push(vec![
+                    r.k().to_string(),
+                    format!("{} ({})", c.label, c.step),
+                    format!("L{}H{}", h.layer, h.head),
+                    format!("{:+.3}", h.zero_loss_delta),
+                    format!("{:+.3}", h.mean_loss_delta),
+                    format!("{:.3}", h.sufficiency_loss),
+                ]);
+            }
+        }
+        data.push(json!({"k": r.k(), "report": rep}));
+    }
+    let mut o = outcome(
+        "ablation",
+        &runs,
+        rows,
+        figures,
+        table(&["K", "checkpoint", "head", "zero Δ", "mean Δ", "only-this loss"], &detail),
+    );
+    o.data = json!(data);
+    o.compute_seconds += secs;
+    Ok(o)
+}
+
+/// The Hessian probe's checkpoints: the paper's 10-point schedule, or 4 points at ci scale.
+fn hessian_probe(ctx: &Ctx, v: &RunView) -> Result<HessianReport> {
+    match ctx.scale {
+        Scale::Paper => hessian::run_hessian(v, None, 512, 50, &mut |_| {}),
+        Scale::Ci => {
+            let t = v.t1("hessian")? as f64;
+            let mut steps: Vec<u64> = [0.3 * t, 0.6 * t, t, 2.0 * t].iter().map(|&x| v.snap(x)).collect();
+            steps.dedup();
+            hessian::run_hessian(v, Some(steps), 256, 30, &mut |_| {})
+        }
+    }
+}
+
+fn span(v: &[f64]) -> String {
+    let (a, b) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    if a == b { sig(a, 3) } else { format!("{} … {}", sig(a, 3), sig(b, 3)) }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() { f64::NAN } else { v[v.len() / 2] }
+}
+
+pub fn hessian_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
+    let runs = probe_runs(ctx, "hessian")?;
+    let mut secs = 0.0;
+    let (mut rows, mut figures, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
+    for r in &runs {
+        let claim = format!("The plateau is a saddle: λ_min < 0 (K = {})", r.k());
+        let paper = "power iteration: λ_min −0.001 … −0.009 (K = 10); Lanczos [CD]: ≈ −0.7 … −1.07";
+        let Some(rep) = cached(ctx, r, "hessian", &mut secs, |v| hessian_probe(ctx, v))? else {
+            rows.push(Row::incomplete(&claim, paper, "run or probe not complete"));
+            continue;
+        };
+        let rep: HessianReport = rep;
+        let plateau: Vec<&HessianPoint> = rep.points.iter().filter(|p| p.phase == "PLATEAU").collect();
+        let f = |g: &dyn Fn(&HessianPoint) -> f64| plateau.iter().map(|p| g(p)).collect::<Vec<f64>>();
+        let (pw_min, lz_min) = (f(&|p| p.power_lambda_min), f(&|p| p.lanczos_lambda_min));
+        if plateau.is_empty() {
+            rows.push(Row::incomplete(&claim, paper, "no plateau checkpoint probed"));
+            continue;
+        }
+        let lz_neg = lz_min.iter().all(|&x| x < 0.0);
+        rows.push(Row::new(
+            &claim,
+            paper,
+            format!(
+                "power λ_min {}; Lanczos λ_min {} ({} plateau checkpoints)",
+                span(&pw_min),
+                span(&lz_min),
+                plateau.len()
+            ),
+            Verdict::grade(lz_neg, lz_neg && pw_min.iter().all(|&x| x < 0.0)),
+            "Lanczos (full re-orthogonalisation) is the converged value; power iteration as the paper",
+        ));
+        let (pw_an, lz_an) = (median(f(&|p| p.power_anisotropy)), median(f(&|p| p.lanczos_anisotropy)));
+        let res = median(f(&|p| p.power_residual_min));
+        rows.push(Row::new(
+            &format!("Strong anisotropy λ_max / |λ_min| on the plateau (K = {})", r.k()),
+            "≈ 500–1000 (seed summary); 10³–10⁴ in the author's JSON; Lanczos [CD] ≈ 2.8",
+            format!("power iteration {} (residual ‖Hv − λv‖ {}); Lanczos {}", sig(pw_an, 3), sig(res, 2), sig(lz_an, 3)),
+            Verdict::grade(pw_an > 10.0, (300.0..=5e4).contains(&pw_an)),
+            "the ratio is an artefact of the unconverged power-iteration λ_min (spec §7.8); Lanczos gives a small ratio",
+        ));
+        let trans_max =
+            rep.points.iter().filter(|p| p.phase != "PLATEAU").map(|p| p.lanczos_lambda_max).fold(f64::NAN, f64::max);
+        let plat_max = median(f(&|p| p.lanczos_lambda_max));
+        let spike = trans_max / plat_max;
+        rows.push(Row::new(
+            &format!("λ_max rises at the transition (K = {})", r.k()),
+            "spikes 10–20× at the transition",
+            format!("max λ_max after 0.8τ / plateau median = {spike:.2}×"),
+            Verdict::grade(spike > 1.5, spike >= 5.0),
+            "Lanczos λ_max at the transition and converged checkpoints vs the plateau",
+        ));
+        let pts =
+            |g: &dyn Fn(&HessianPoint) -> f64| rep.points.iter().map(|p| (p.step as f64, g(p))).collect::<Vec<_>>();
+        let vl = vec![(rep.tau_t1 as f64, "T1".into())];
+        let pmax = LinePlot {
+            title: format!("Hessian λ_max (K = {}, batch {})", r.k(), rep.batch_size),
+            x_label: "step".into(),
+            y_label: "λ_max".into(),
+            series: vec![
+                Series::line("power (paper)", pts(&|p| p.power_lambda_max)),
+                Series::line("Lanczos", pts(&|p| p.lanczos_lambda_max)),
+            ],
+            vlines: vl.clone(),
+            log_y: true,
+            ..Default::default()
+        };
+        let pmin = LinePlot {
+            title: format!("Hessian λ_min (K = {}, batch {})", r.k(), rep.batch_size),
+            x_label: "step".into(),
+            y_label: "λ_min".into(),
+            series: vec![
+                Series::line("power (paper)", pts(&|p| p.power_lambda_min)),
+                Series::line("Lanczos", pts(&|p| p.lanczos_lambda_min)),
+            ],
+            hlines: vec![(0.0, "0".into())],
+            vlines: vl,
+            ..Default::default()
+        };
+        figures.push(ctx.figure(&format!("hessian_lmax_k{}.svg", r.k()), &line_plot(&pmax)?)?);
+        figures.push(ctx.figure(&format!("hessian_lmin_k{}.svg", r.k()), &line_plot(&pmin)?)?);
+        for p in &rep.points {
+            detail.push(vec![
+                r.k().to_string(),
+                p.step.to_string(),
+                p.phase.clone(),
+                sig(p.power_lambda_max, 4),
+                format!("{} ({} it)", sig(p.power_lambda_min, 4), p.power_iters_min),
+                sig(p.lanczos_lambda_max, 4),
+                sig(p.lanczos_lambda_min, 4),
+                sig(p.lanczos_residual_min, 2),
+                format!("{:.0}°", p.angle_grad_vmin_deg),
+            ]);
+        }
+        data.push(json!({"k": r.k(), "report": rep}));
+    }
+    let mut o = outcome(
+        "hessian",
+        &runs,
+        rows,
+        figures,
+        table(
+            &[
+                "K",
+                "step",
+                "phase",
+                "power λmax",
+                "power λmin",
+                "Lanczos λmax",
+                "Lanczos λmin",
+                "Lz residual",
+                "∠(g, v_min)",
+            ],
+            &detail,
+        ),
+    );
+    o.data = json!(data);
+    o.compute_seconds += secs;
+    Ok(o)
+}
+
+pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
+    let runs = probe_runs(ctx, "displacement")?;
+    let mut secs = 0.0;
+    let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
+    for r in &runs {
+        let paper = match r.k() {
+            10 => "plateau cos 0.224 → post 0.838",
+            20 => "plateau cos 0.036, pre −0.179 → post 0.397",
+            _ => "cos ≈ 0.04 on the plateau → ≈ 0.8 at τ",
+        };
+        let claim = format!("Random walk on the plateau, then coherent descent (K = {})", r.k());
+        let Some(rep) = cached(ctx, r, "displacement", &mut secs, displacement::run_displacement)? else {
+            rows.push(Row::incomplete(&claim, paper, "run or probe not complete"));
+            continue;
+        };
+        let rep: DisplacementReport = rep;
+        let ph = |n: &str| rep.phases.iter().find(|p| p.phase == n).map_or((f64::NAN, 0), |p| (p.cosine_mean, p.n));
+        let ((pc, pn), (qc, qn), (oc, on)) = (ph("plateau"), ph("pre-transition"), ph("post"));
+        rows.push(Row::new(
+            &claim,
+            paper,
+            format!(
+                "cos: plateau {pc:+.3} (n {pn}), pre {qc:+.3} (n {qn}), post {oc:+.3} (n {on}); τ = {} ({})",
+                rep.tau, rep.tau_definition
+            ),
+            Verdict::grade(oc > pc, pc < 0.3 && oc - pc > 0.2),
+            "cosine between consecutive 200-step weight displacements, phase means",
+        ));
+        series.push(Series::line(
+            format!("K = {}", r.k()),
+            rep.points.iter().filter_map(|p| p.cosine.map(|c| (p.step as f64 / rep.tau as f64, c))).collect(),
+        ));
+        for p in &rep.phases {
+            detail.push(vec![
+                r.k().to_string(),
+                p.phase.clone(),
+                p.n.to_string(),
+                format!("{:.3}", p.norm_mean),
+                format!("{:+.3}", p.cosine_mean),
+            ]);
+        }
+        data.push(json!({"k": r.k(), "report": rep}));
+    }
+    let p = LinePlot {
+        title: "Direction consistency of 200-step weight displacements".into(),
+        x_label: "step / τ (T2)".into(),
+        y_label: "cos(Δ_t, Δ_{t−200})".into(),
+        series,
+        hlines: vec![(0.0, "0".into())],
+        vlines: vec![(0.5, "τ/2".into()), (1.0, "τ".into())],
+        ..Default::default()
+    };
+    let figures = vec![ctx.figure("displacement.svg", &line_plot(&p)?)?];
+    let mut o =
+        outcome("displacement", &runs, rows, figures, table(&["K", "phase", "n", "‖Δ‖ mean", "cos mean"], &detail));
+    o.data = json!(data);
+    o.compute_seconds += secs;
+    Ok(o)
+}
+
+/// The linear baseline's settings per scale: (K values, n_b, steps).
+fn linear_plan(scale: Scale) -> (Vec<usize>, usize, u64) {
+    match scale {
+        Scale::Paper => (vec![10, 20, 36], 1000, 30_000),
+        Scale::Ci => (vec![10], 200, 3000),
+    }
+}
+
+pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
+    let (ks, n_b, steps) = linear_plan(ctx.scale);
+    let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
+    let mut seconds = 0.0;
+    for k in ks {
+        let path = ctx.runs.join(format!("linear_k{k}")).join("linear.json");
+        let claim = format!("A two-layer linear model never escapes the plateau (K = {k})");
+        let paper = "candidate loss → ln K permanently; z-gap < 0.002 (30k steps)";
+        let rep: LinearReport = if path.exists() {
+            read_json(&path)?
+        } else if ctx.run_probes {
+            eprintln!("[linear_k{k}] training the linear baseline for {steps} steps …");
+            let t0 = std::time::Instant::now();
+            let cfg = DataConfig { k, n_b, ..DataConfig::default() };
+            let r = train_linear(&cfg, Positions::First, steps, 64, &mut |_| {})?;
+            seconds += t0.elapsed().as_secs_f64();
+            let dir = path.parent().expect("has a parent");
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            crate::io::tensors::write_atomic(&path, serde_json::to_string_pretty(&r).expect("serialises").as_bytes())?;
+            r
+        } else {
+            rows.push(Row::incomplete(&claim, paper, "not trained yet"));
+            continue;
+        };
+        let (c, g) = (rep.final_candidate_over_ln_k, rep.max_abs_z_gap_last_quarter);
+        rows.push(Row::new(
+            &claim,
+            paper,
+            format!("candidate loss {c:.3} × ln K after {} steps; max |z-gap| {g:.4}", rep.steps),
+            Verdict::grade(c > 0.8, c > 0.95 && g < 0.002),
+            "the first-target linear readout of (B, z) one-hots; a z-gap above 0.002 comes from memorising individual (B, z) pairs",
+        ));
+        series.push(Series::line(
+            format!("K = {k}: candidate / ln K"),
+            rep.points.iter().map(|p| (p.step as f64, p.candidate_loss / rep.ln_k)).collect(),
+        ));
+        detail.push(vec![k.to_string(), n_b.to_string(), rep.steps.to_string(), format!("{c:.3}"), format!("{g:.4}")]);
+        data.push(json!({"k": k, "final_candidate_over_ln_k": c, "max_abs_z_gap": g}));
+    }
+    let p = LinePlot {
+        title: "Linear baseline: candidate loss / ln K".into(),
+        x_label: "step".into(),
+        y_label: "candidate loss / ln K".into(),
+        series,
+        hlines: vec![(1.0, "ln K".into())],
+        ..Default::default()
+    };
+    let figures = vec![ctx.figure("linear.svg", &line_plot(&p)?)?];
+    let mut o =
+        outcome("linear", &[], rows, figures, table(&["K", "n_b", "steps", "cand / ln K", "max |z-gap|"], &detail));
+    o.compute_seconds = seconds;
+    o.data = json!(data);
+    Ok(o)
+}
