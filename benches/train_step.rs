@@ -1,10 +1,12 @@
-//! Criterion benches: the canonical forward+backward at batch 128 (f32, f64) and the matmul
-//! kernels at the model's shapes. `cargo bench --bench train_step`.
+//! Criterion benches: the canonical forward+backward at batch 128 (f32, f64), the AdamW update,
+//! the matmul kernels at the model's shapes and one large square product (the kernel's own peak,
+//! the "% of peak" reference in docs/PERFORMANCE.md). `cargo bench --bench train_step`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use windtunnel::model::{Model, ModelConfig};
 use windtunnel::numerics::matmul::{Accum, matmul_nn, matmul_tn};
+use windtunnel::optim::{AdamW, AdamWParams};
 use windtunnel::task::{Batch, DataConfig, generate, train_split};
 
 fn batch(n: usize) -> Batch {
@@ -33,12 +35,32 @@ fn kernels(c: &mut Criterion) {
     c.bench_function("matmul_tn 128x2048x512 f32 (dW)", |b| {
         b.iter(|| matmul_tn(&mut dw, black_box(&a), &dy, k, m, n, Accum::Add))
     });
+    let s = 1024;
+    let (x, y) = (vec![0.5f32; s * s], vec![0.25f32; s * s]);
+    let mut z = vec![0.0f32; s * s];
+    c.bench_function("matmul_nn 1024x1024x1024 f32 (peak)", |b| {
+        b.iter(|| matmul_nn(&mut z, black_box(&x), &y, None, s, s, s, Accum::Set))
+    });
+    let (x, y) = (vec![0.5f64; s * s], vec![0.25f64; s * s]);
+    let mut z = vec![0.0f64; s * s];
+    c.bench_function("matmul_nn 1024x1024x1024 f64 (peak)", |b| {
+        b.iter(|| matmul_nn(&mut z, black_box(&x), &y, None, s, s, s, Accum::Set))
+    });
+}
+
+fn adamw(c: &mut Criterion) {
+    let n = ModelConfig::canonical().n_params();
+    let hp = AdamWParams { beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.01 };
+    let (mut p, g) = (vec![0.1f32; n], vec![0.01f32; n]);
+    let mut opt = AdamW::<f32>::new(hp, n);
+    c.bench_function("adamw step 807720 f32", |b| b.iter(|| opt.step(black_box(&mut p), &g, 1e-3)));
 }
 
 fn all(c: &mut Criterion) {
     fwd_bwd::<f32>(c, "canonical fwd+bwd batch 128 f32");
     fwd_bwd::<f64>(c, "canonical fwd+bwd batch 128 f64");
     kernels(c);
+    adamw(c);
 }
 
 criterion_group! {

@@ -10,3 +10,4 @@ pub mod runner;
 pub mod scaling;
 pub mod stats;
 pub mod suites;
+pub mod sweeps;

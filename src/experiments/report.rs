@@ -4,7 +4,7 @@
 use super::claims::{Ctx, Row, SuiteOutcome, Verdict, table};
 use super::stats::power_law;
 use super::suites::{SUITES, Scale};
-use super::{dynamics, probe_claims, scaling};
+use super::{dynamics, probe_claims, scaling, sweeps};
 use crate::error::{Error, Result};
 use serde::Serialize;
 use serde_json::json;
@@ -16,8 +16,8 @@ pub fn analyse(ctx: &Ctx, suite: &str) -> Result<SuiteOutcome> {
         "plateau" => scaling::plateau(ctx),
         "fixed-d" => scaling::fixed_d(ctx),
         "d-scaling" => scaling::d_scaling(ctx),
-        "lr" => scaling::lr(ctx),
-        "batch" => scaling::batch(ctx),
+        "lr" => sweeps::lr(ctx),
+        "batch" => sweeps::batch(ctx),
         "snap" => probe_claims::snap_suite(ctx),
         "ablation" => probe_claims::ablation_suite(ctx),
         "hessian" => probe_claims::hessian_suite(ctx),
