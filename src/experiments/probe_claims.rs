@@ -267,6 +267,16 @@ fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() { f64::NAN } else { v[v.len() / 2] }
 }
 
+/// Largest Lanczos λ_max after the plateau over the plateau median; None until both phases exist.
+fn lambda_max_spike(points: &[HessianPoint]) -> Option<f64> {
+    let (plat, later): (Vec<&HessianPoint>, Vec<&HessianPoint>) = points.iter().partition(|p| p.phase == "PLATEAU");
+    if plat.is_empty() || later.is_empty() {
+        return None;
+    }
+    let top = later.iter().map(|p| p.lanczos_lambda_max).fold(f64::NEG_INFINITY, f64::max);
+    Some(top / median(plat.iter().map(|p| p.lanczos_lambda_max).collect()))
+}
+
 pub fn hessian_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let runs = probe_runs(ctx, "hessian")?;
     let mut secs = 0.0;
@@ -308,14 +318,9 @@ pub fn hessian_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
             Verdict::grade(pw_an > 10.0, (300.0..=5e4).contains(&pw_an)),
             "the ratio is an artefact of the unconverged power-iteration λ_min (spec §7.8); Lanczos gives a small ratio",
         ));
-        let later: Vec<f64> =
-            rep.points.iter().filter(|p| p.phase != "PLATEAU").map(|p| p.lanczos_lambda_max).collect();
         let (claim, paper) =
             (format!("λ_max rises at the transition (K = {})", r.k()), "spikes 10–20× at the transition");
-        if later.is_empty() {
-            rows.push(Row::incomplete(&claim, paper, "no checkpoint after 0.8τ probed yet"));
-        } else {
-            let spike = later.iter().copied().fold(f64::NEG_INFINITY, f64::max) / median(f(&|p| p.lanczos_lambda_max));
+        if let Some(spike) = lambda_max_spike(&rep.points) {
             rows.push(Row::new(
                 &claim,
                 paper,
@@ -323,6 +328,8 @@ pub fn hessian_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
                 Verdict::grade(spike > 1.5, spike >= 5.0),
                 "Lanczos λ_max at the transition and converged checkpoints vs the plateau",
             ));
+        } else {
+            rows.push(Row::incomplete(&claim, paper, "no checkpoint after 0.8τ probed yet"));
         }
         let pts =
             |g: &dyn Fn(&HessianPoint) -> f64| rep.points.iter().map(|p| (p.step as f64, g(p))).collect::<Vec<_>>();
@@ -514,4 +521,34 @@ pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     o.compute_seconds = seconds;
     o.data = json!(data);
     Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(phase: &str, lmax: f64) -> HessianPoint {
+        let json = format!(
+            r#"{{"step":0,"phase":"{phase}","loss":0,"grad_norm":0,"power_lambda_max":0,"power_lambda_min":0,
+            "power_iters_max":0,"power_iters_min":0,"power_residual_max":0,"power_residual_min":0,
+            "power_anisotropy":0,"lanczos_steps":0,"lanczos_lambda_max":{lmax},"lanczos_lambda_min":0,
+            "lanczos_residual_max":0,"lanczos_residual_min":0,"lanczos_anisotropy":0,"lanczos_smallest":[],
+            "lanczos_largest":[],"angle_grad_vmin_deg":0,"hvps":0,"seconds":0}}"#
+        );
+        serde_json::from_str(&json).unwrap()
+    }
+
+    #[test]
+    fn lambda_max_spike_needs_both_phases_and_uses_the_plateau_median() {
+        assert_eq!(lambda_max_spike(&[point("PLATEAU", 4.0), point("PLATEAU", 3.0)]), None);
+        assert_eq!(lambda_max_spike(&[point("CONV", 40.0)]), None);
+        let pts = [
+            point("PLATEAU", 2.0),
+            point("PLATEAU", 4.0),
+            point("PLATEAU", 3.0),
+            point("TRANS", 12.0),
+            point("CONV", 30.0),
+        ];
+        assert_eq!(lambda_max_spike(&pts), Some(10.0));
+    }
 }
