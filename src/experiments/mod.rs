@@ -4,6 +4,7 @@
 pub mod ci;
 pub mod claims;
 pub mod dynamics;
+pub mod hessian_claims;
 pub mod probe_claims;
 pub mod report;
 pub mod runner;

@@ -4,7 +4,7 @@
 use super::claims::{Ctx, Row, SuiteOutcome, Verdict, table};
 use super::stats::power_law;
 use super::suites::{SUITES, Scale};
-use super::{dynamics, probe_claims, scaling, sweeps};
+use super::{dynamics, hessian_claims, probe_claims, scaling, sweeps};
 use crate::error::{Error, Result};
 use serde::Serialize;
 use serde_json::json;
@@ -20,7 +20,7 @@ pub fn analyse(ctx: &Ctx, suite: &str) -> Result<SuiteOutcome> {
         "batch" => sweeps::batch(ctx),
         "snap" => probe_claims::snap_suite(ctx),
         "ablation" => probe_claims::ablation_suite(ctx),
-        "hessian" => probe_claims::hessian_suite(ctx),
+        "hessian" => hessian_claims::hessian_suite(ctx),
         "displacement" => probe_claims::displacement_suite(ctx),
         "dz-lead" => dynamics::dz_lead(ctx),
         "asymmetry" => dynamics::asymmetry(ctx),
