@@ -92,3 +92,24 @@ fn tiny_model_full_hessian_is_symmetric_matches_fd_and_its_spectrum_matches_lanc
     assert!((p.lambda - biggest).abs() < 1e-3 * biggest.abs(), "power {} vs {biggest}", p.lambda);
     assert!(hvp.dim() == n);
 }
+
+/// The probes' numbers are part of the contract: an HVP and a short Lanczos run give the same bits
+/// in a 1-thread and a 3-thread pool (dot products are summed in fixed chunks, never across threads).
+#[test]
+fn hvp_and_lanczos_are_bit_identical_at_1_and_3_threads() {
+    let model = perturbed_model(&ModelConfig::canonical(), 3);
+    let batch = check_batch(8);
+    let u = random_unit(model.layout.total, 11, 0);
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut hvp = Hvp::new(&model, batch.clone());
+            let mut hu = vec![0.0; u.len()];
+            hvp.apply(&u, &mut hu);
+            let l = lanczos(&mut hvp, 4, 5);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
+            (bits(&hu), bits(&l.v_min), l.ritz.iter().map(|r| r.value.to_bits()).collect::<Vec<u64>>())
+        })
+    };
+    assert_eq!(run(1), run(3));
+}
