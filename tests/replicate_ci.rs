@@ -84,8 +84,9 @@ fn ci_scale_replicates_the_direction_of_every_claim() {
         }
     }
 
-    // A second call finds every run complete and trains nothing.
+    // A second call finds every run complete and every probe cached: it trains and probes nothing.
     let o = Command::new(env!("CARGO_BIN_EXE_windtunnel")).args(&args).output().unwrap();
     assert!(o.status.success());
-    assert!(!String::from_utf8_lossy(&o.stderr).contains("starting at step"));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("starting at step") && !stderr.contains(" done in "), "{stderr}");
 }

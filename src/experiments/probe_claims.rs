@@ -21,8 +21,37 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
     serde_json::from_str(&text).map_err(|e| Error::format(path, format!("not a probe result: {e}")))
 }
 
-/// The probe's cached result, or a fresh one when allowed; None when it cannot run yet.
-/// Adds the probe's wall time (kept next to the result) to `seconds`.
+/// `<dir>/<name>.json` if it exists, else `compute()` (which writes that file) when `allowed`;
+/// None when it cannot run yet. The wall time is kept in `<dir>/<name>.seconds` and added to
+/// `seconds` either way.
+fn cached_in<T: DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+    label: &str,
+    allowed: bool,
+    seconds: &mut f64,
+    compute: impl FnOnce() -> Result<T>,
+) -> Result<Option<T>> {
+    let (path, timing) = (dir.join(format!("{name}.json")), dir.join(format!("{name}.seconds")));
+    if path.exists() {
+        *seconds += std::fs::read_to_string(&timing).ok().and_then(|s| s.trim().parse::<f64>().ok()).unwrap_or(0.0);
+        return read_json(&path).map(Some);
+    }
+    if !allowed {
+        return Ok(None);
+    }
+    eprintln!("[{label}] {name} …");
+    let t0 = std::time::Instant::now();
+    let r = compute()?;
+    let s = t0.elapsed().as_secs_f64();
+    eprintln!("[{label}] {name} done in {s:.0} s");
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    crate::io::tensors::write_atomic(&timing, format!("{s:.1}\n").as_bytes())?;
+    *seconds += s;
+    Ok(Some(r))
+}
+
+/// A probe's cached result on a run (`<run>/probes/<name>.json`), computed once the run is complete.
 pub(super) fn cached<T: DeserializeOwned>(
     ctx: &Ctx,
     run: &RunData,
@@ -30,23 +59,8 @@ pub(super) fn cached<T: DeserializeOwned>(
     seconds: &mut f64,
     compute: impl FnOnce(&RunView) -> Result<T>,
 ) -> Result<Option<T>> {
-    let dir = run.dir.join("probes");
-    let (path, timing) = (dir.join(format!("{name}.json")), dir.join(format!("{name}.seconds")));
-    if path.exists() {
-        *seconds += std::fs::read_to_string(&timing).ok().and_then(|s| s.trim().parse::<f64>().ok()).unwrap_or(0.0);
-        return read_json(&path).map(Some);
-    }
-    if !(ctx.run_probes && run.complete) {
-        return Ok(None);
-    }
-    eprintln!("[{}] probe {name} …", run.name);
-    let t0 = std::time::Instant::now();
-    let r = compute(&RunView::open(&run.dir)?)?;
-    let s = t0.elapsed().as_secs_f64();
-    eprintln!("[{}] probe {name} done in {s:.0} s", run.name);
-    crate::io::tensors::write_atomic(&timing, format!("{s:.1}\n").as_bytes())?;
-    *seconds += s;
-    Ok(Some(r))
+    let allowed = ctx.run_probes && run.complete;
+    cached_in(&run.dir.join("probes"), name, &run.name, allowed, seconds, || compute(&RunView::open(&run.dir)?))
 }
 
 /// The K = 10 and K = 20 canonical runs every probe suite reads.
@@ -316,22 +330,18 @@ pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     let mut seconds = 0.0;
     for k in ks {
-        let path = ctx.runs.join(format!("linear_k{k}")).join("linear.json");
+        let (dir, label) = (ctx.runs.join(format!("linear_k{k}")), format!("linear_k{k}"));
         let claim = format!("A two-layer linear model never escapes the plateau (K = {k})");
         let paper = "candidate loss → ln K permanently; z-gap < 0.002 (30k steps)";
-        let rep: LinearReport = if path.exists() {
-            read_json(&path)?
-        } else if ctx.run_probes {
-            eprintln!("[linear_k{k}] training the linear baseline for {steps} steps …");
-            let t0 = std::time::Instant::now();
+        let train = || -> Result<LinearReport> {
             let cfg = DataConfig { k, n_b, ..DataConfig::default() };
             let r = train_linear(&cfg, Positions::First, steps, 64, &mut |_| {})?;
-            seconds += t0.elapsed().as_secs_f64();
-            let dir = path.parent().expect("has a parent");
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-            crate::io::tensors::write_atomic(&path, serde_json::to_string_pretty(&r).expect("serialises").as_bytes())?;
-            r
-        } else {
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            let json = serde_json::to_string_pretty(&r).expect("serialises");
+            crate::io::tensors::write_atomic(&dir.join("linear.json"), json.as_bytes())?;
+            Ok(r)
+        };
+        let Some(rep) = cached_in(&dir, "linear", &label, ctx.run_probes, &mut seconds, train)? else {
             rows.push(Row::incomplete(&claim, paper, "not trained yet"));
             continue;
         };
