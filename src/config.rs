@@ -54,6 +54,9 @@ pub struct TrainConfig {
     pub stop_after_t1: Option<u64>,
     /// Stop at this multiple of T1 (e.g. 2.0 keeps checkpoints up to 2·T1 for the probes).
     pub stop_at_t1_multiple: Option<f64>,
+    /// Stop this many steps after T1, T2 and the end of the T3 window have all been seen: every
+    /// waiting time is then known, and the run is a prefix of the full-length one.
+    pub stop_after_taus: Option<u64>,
 }
 
 impl Default for TrainConfig {
@@ -81,6 +84,7 @@ impl Default for TrainConfig {
             early_stop_patience: 20,
             stop_after_t1: None,
             stop_at_t1_multiple: None,
+            stop_after_taus: None,
         }
     }
 }

@@ -223,3 +223,27 @@ fn config_errors_name_the_key_and_range() {
     assert!(err.contains("learning_rate"), "{err}");
     assert!(!Path::new("/tmp/never").exists());
 }
+
+#[test]
+fn stop_after_taus_stops_once_every_waiting_time_is_known_and_is_a_prefix_of_the_full_run() {
+    let long = small(&["train.max_steps=600", "train.lr=1e-2"]);
+    let (_, full) = straight(&long);
+    let k = long.data.k;
+    let t = windtunnel::train::tau::taus(&full, k);
+    let (t1, t2, t3_end) = (t.t1.expect("T1"), t.t2.expect("T2"), t.t3_end.expect("T3 end"));
+    let stop = small(&["train.max_steps=600", "train.lr=1e-2", "train.stop_after_taus=20"]);
+    let (_, short) = straight(&stop);
+    let last = short.last().unwrap().step;
+    let want = t1.max(t2).max(t3_end) + 20;
+    // Evals fall every 5 steps, so the stop is the first eval at or after `want`.
+    assert!(last >= want && last < want + 5, "stopped at {last}, want {want} (T1 {t1}, T2 {t2}, T3 end {t3_end})");
+    assert!(last < 600, "never stopped early");
+    assert_eq!(strip(&short), strip(&full[..short.len()]), "the stopped run is a prefix of the full run");
+    assert_eq!(windtunnel::train::tau::taus(&short, k), windtunnel::train::tau::taus(&full[..short.len()], k));
+}
+
+#[test]
+fn stop_after_taus_without_a_transition_runs_to_max_steps() {
+    let (_, recs) = straight(&small(&["train.max_steps=60", "train.lr=1e-6", "train.stop_after_taus=0"]));
+    assert_eq!(recs.last().unwrap().step, 60);
+}

@@ -31,6 +31,12 @@ pub struct TrainState {
     pub early_stop_count: u64,
     /// Step at which candidate_loss first fell below 0.5·ln K.
     pub t1_step: Option<u64>,
+    /// First steps with first_target_loss < 0.5·ln K (T2) and candidate_loss < 0.05·ln K (the
+    /// end of the T3 window); absent in resume files written before they were tracked.
+    #[serde(default)]
+    pub t2_step: Option<u64>,
+    #[serde(default)]
+    pub t3_end_step: Option<u64>,
     /// Why the run stopped, once it has.
     pub stopped: Option<String>,
     /// Seconds spent training and evaluating, summed over sessions.
@@ -112,4 +118,21 @@ pub fn load_resume<S: Scalar>(run: &Path, cfg: &ModelConfig, opt: &mut AdamW<S>)
     }
     opt.t = meta.adam_t;
     Ok((model, meta.state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TrainState;
+
+    #[test]
+    fn resume_state_written_before_t2_and_t3_were_tracked_still_loads() {
+        let old = r#"{"step":9000,"examples_seen":1,"window":{"n":0,"loss":0.0,"accuracy":0.0,
+            "first_target_loss":0.0,"grad_norm_sq":0.0,"grad_norm_sq_clipped":0.0,"clipped":0},
+            "last_lr":0.001,"early_stop_count":0,"t1_step":6700,"stopped":null,
+            "train_seconds":1.0,"eval_seconds":0.5}"#;
+        match serde_json::from_str::<TrainState>(old) {
+            Ok(s) => assert_eq!((s.step, s.t1_step, s.t2_step, s.t3_end_step), (9000, Some(6700), None, None)),
+            Err(e) => panic!("old resume state rejected: {e}"),
+        }
+    }
 }

@@ -166,6 +166,13 @@ impl<S: Scalar> Trainer<S> {
         if self.state.t1_step.is_none() && self.cfg.data.k > 1 && cand < 0.5 * ln_k {
             self.state.t1_step = Some(r.step);
         }
+        let first = r.first_target_loss;
+        if self.state.t2_step.is_none() && self.cfg.data.k > 1 && first < 0.5 * ln_k {
+            self.state.t2_step = Some(r.step);
+        }
+        if self.state.t3_end_step.is_none() && self.cfg.data.k > 1 && cand < 0.05 * ln_k {
+            self.state.t3_end_step = Some(r.step);
+        }
         if let Some(frac) = tc.early_stop_frac {
             if cand < frac * ln_k {
                 self.state.early_stop_count += 1;
@@ -183,6 +190,12 @@ impl<S: Scalar> Trainer<S> {
             && r.step >= t1 + margin
         {
             self.state.stopped = Some(format!("stopped {margin} steps after T1 = {t1}"));
+        }
+        if let (Some(margin), Some(t1), Some(t2), Some(t3)) =
+            (tc.stop_after_taus, self.state.t1_step, self.state.t2_step, self.state.t3_end_step)
+            && r.step >= t1.max(t2).max(t3) + margin
+        {
+            self.state.stopped = Some(format!("stopped {margin} steps after T1 = {t1}, T2 = {t2}, T3 end = {t3}"));
         }
         if let (Some(m), Some(t1)) = (tc.stop_at_t1_multiple, self.state.t1_step)
             && r.step as f64 >= m * t1 as f64
