@@ -82,3 +82,22 @@ fn gradcheck_config_errors_name_the_field() {
     assert!(err.contains("d_modle"), "{err}");
     std::fs::remove_file(path).ok();
 }
+
+#[test]
+fn replicate_only_selects_runs_by_name_and_rejects_unknown_names() {
+    let out = std::env::temp_dir().join(format!("wt-only-{}", std::process::id()));
+    let o = out.to_str().unwrap();
+    let (code, stdout, _) =
+        run(&["replicate", "lr", "--scale", "paper", "--out", o, "--list", "--only", "lr_k20_eta3e-4,canonical_k20"]);
+    assert_eq!(code, 0);
+    let names: Vec<&str> = stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(names, ["lr_k20_eta3e-4", "canonical_k20"], "{stdout}");
+    let (_, stdout, _) =
+        run(&["replicate", "lr", "--scale", "paper", "--out", o, "--list", "--only", "lr_k20_eta2e-3,lr_k20_eta3e-4"]);
+    let names: Vec<&str> = stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(names, ["lr_k20_eta2e-3", "lr_k20_eta3e-4"], "in the order given: {stdout}");
+    let (code, _, err) = run(&["replicate", "lr", "--scale", "paper", "--out", o, "--only", "lr_k20_eta9"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--only") && err.contains("\"lr_k20_eta9\"") && err.contains("lr_k20_eta2e-3"), "{err}");
+    assert!(!out.exists(), "a rejected --only must not create the output directory");
+}

@@ -33,6 +33,11 @@ pub struct Args {
     /// (missing results are reported as incomplete). Safe while another process trains.
     #[arg(long, conflicts_with = "runs_only")]
     report_only: bool,
+    /// Train (or list) only these runs of the suites, comma-separated names as `--list` shows
+    /// them, trained in the order given; implies --runs-only. For putting the runs a claim needs
+    /// most first.
+    #[arg(long, value_delimiter = ',', conflicts_with = "report_only")]
+    only: Vec<String>,
 }
 
 pub fn run(a: Args) -> Result<Outcome> {
@@ -51,7 +56,17 @@ pub fn run(a: Args) -> Result<Outcome> {
         }
         a.suites.iter().map(|s| s.as_str()).collect()
     };
-    let specs: Vec<_> = suites.iter().flat_map(|s| runs(s, scale)).collect();
+    let mut specs: Vec<_> = suites.iter().flat_map(|s| runs(s, scale)).collect();
+    if !a.only.is_empty() {
+        if let Some(bad) = a.only.iter().find(|n| !specs.iter().any(|s| &&s.name == n)) {
+            let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+            return Err(Error::config(
+                "--only",
+                format!("{bad:?} (allowed: runs of the suites: {})", names.join(", ")),
+            ));
+        }
+        specs = a.only.iter().filter_map(|n| specs.iter().find(|s| &s.name == n).cloned()).collect();
+    }
     let configs = Path::new("configs");
     let runs_dir = a.out.join(scale.name()).join("runs");
     if a.list {
@@ -83,7 +98,7 @@ pub fn run(a: Args) -> Result<Outcome> {
     let done = execute(&specs, configs, &runs_dir, jobs, threads, &|name| Box::new(Lines::new(name)));
     let failed = report_runs(&done);
     eprintln!("runs finished in {:.0} s", t0.elapsed().as_secs_f64());
-    if a.runs_only {
+    if a.runs_only || !a.only.is_empty() {
         return Ok(if failed == 0 { Outcome::Ok } else { Outcome::CheckFailed });
     }
     let t1 = Instant::now();
