@@ -160,6 +160,17 @@ pub fn batch(ctx: &Ctx) -> Result<SuiteOutcome> {
                     "smaller batches need fewer tokens but more steps",
                 ));
             }
+            // Some batch sizes still training: show the first transitioned pair, graded incomplete.
+            (None, Some(w)) => {
+                let (a, b) = (w[0].taus.t2.unwrap() as f64, w[1].taus.t2.unwrap() as f64);
+                let (ba, bb) = (w[0].cfg.train.batch_size, w[1].cfg.train.batch_size);
+                let tok = a * ba as f64 / (b * bb as f64);
+                rows.push(Row::incomplete(
+                    &claim,
+                    paper,
+                    format!("{list}; so far B{ba}/B{bb} = {:.2}× in steps, {tok:.2} in tokens", a / b),
+                ));
+            }
             _ => rows.push(Row::incomplete(&claim, paper, list)),
         }
         let pts: Vec<(f64, f64)> =
