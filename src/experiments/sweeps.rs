@@ -22,6 +22,33 @@ fn non_decreasing(v: &[f64]) -> bool {
     v.windows(2).all(|w| w[1] >= w[0])
 }
 
+/// The waiting time `tau` at η = `hi` over η = `lo`, graded against the paper's 3.6× (within 1.5×).
+fn eta_ratio_row(
+    runs: &[RunData],
+    (lo, hi): (f64, f64),
+    (name, tau): (&str, fn(&RunData) -> Option<u64>),
+    (claim, paper, why): (&str, &str, &str),
+) -> Row {
+    let at = |e: f64| runs.iter().find(|r| (r.cfg.train.lr / e - 1.0).abs() < 1e-9).and_then(tau);
+    match (at(lo), at(hi)) {
+        (Some(a), Some(b)) => {
+            let ratio = b as f64 / a as f64;
+            Row::new(
+                claim,
+                paper,
+                format!("{name}({hi:e}) / {name}({lo:e}) = {b} / {a} = {ratio:.2}× over a {:.1}× η range", hi / lo),
+                Verdict::grade(ratio > 1.2, (2.4..=5.4).contains(&ratio)),
+                why,
+            )
+        }
+        _ => Row::incomplete(
+            claim,
+            paper,
+            runs.iter().map(|r| format!("{:e}: {}", r.cfg.train.lr, r.show(tau(r)))).collect::<Vec<_>>().join(", "),
+        ),
+    }
+}
+
 pub fn lr(ctx: &Ctx) -> Result<SuiteOutcome> {
     let mut runs = ctx.load("lr")?;
     runs.sort_by(|a, b| a.cfg.train.lr.total_cmp(&b.cfg.train.lr));
@@ -37,43 +64,29 @@ pub fn lr(ctx: &Ctx) -> Result<SuiteOutcome> {
         Scale::Paper => (3e-4, 2e-3),
         Scale::Ci => (runs.first().map_or(0.0, |r| r.cfg.train.lr), runs.last().map_or(0.0, |r| r.cfg.train.lr)),
     };
-    let at = |e: f64| runs.iter().find(|r| (r.cfg.train.lr / e - 1.0).abs() < 1e-9).and_then(|r| r.taus.t3);
-    let claim = "Higher η slows the transition (T3 window, constant LR, K = 20)";
-    let paper = "T3(2e-3) / T3(3e-4) = 7550 / 2100 = 3.6× over a 6.7× η range";
-    rows.push(match (at(lo_eta), at(hi_eta)) {
-        (Some(a), Some(b)) => {
-            let ratio = b as f64 / a as f64;
-            Row::new(
-                claim,
-                paper,
-                format!(
-                    "T3({hi_eta:e}) / T3({lo_eta:e}) = {b} / {a} = {ratio:.2}× over a {:.1}× η range",
-                    hi_eta / lo_eta
-                ),
-                Verdict::grade(ratio > 1.2, (2.4..=5.4).contains(&ratio)),
-                "within 1.5× of 3.6 counts as replicated; T3 starts at the last eval above 0.95·ln K, so a loss \
-                 spike after T1 shortens it",
-            )
-        }
-        _ => Row::incomplete(claim, paper, list.clone()),
-    });
+    let pair = (lo_eta, hi_eta);
+    rows.push(eta_ratio_row(
+        &runs,
+        pair,
+        ("T3", |r| r.taus.t3),
+        (
+            "Higher η slows the transition (T3 window, constant LR, K = 20)",
+            "T3(2e-3) / T3(3e-4) = 7550 / 2100 = 3.6× over a 6.7× η range",
+            "within 1.5× of 3.6 counts as replicated; T3 starts at the last eval above 0.95·ln K, so a loss spike \
+             after T1 shortens it",
+        ),
+    ));
     // The same pair measured by the plateau's end, which a spike during the descent cannot move.
-    let at1 = |e: f64| runs.iter().find(|r| (r.cfg.train.lr / e - 1.0).abs() < 1e-9).and_then(|r| r.taus.t1);
-    let claim1 = "Higher η lengthens the plateau (T1, same pair of η)";
-    let paper1 = "3.6× (the paper measures T3)";
-    rows.push(match (at1(lo_eta), at1(hi_eta)) {
-        (Some(a), Some(b)) => {
-            let ratio = b as f64 / a as f64;
-            Row::new(
-                claim1,
-                paper1,
-                format!("T1({hi_eta:e}) / T1({lo_eta:e}) = {b} / {a} = {ratio:.2}×"),
-                Verdict::grade(ratio > 1.2, (2.4..=5.4).contains(&ratio)),
-                "within 1.5× of the paper's 3.6 counts as replicated",
-            )
-        }
-        _ => Row::incomplete(claim1, paper1, list.clone()),
-    });
+    rows.push(eta_ratio_row(
+        &runs,
+        pair,
+        ("T1", |r| r.taus.t1),
+        (
+            "Higher η lengthens the plateau (T1, same pair of η)",
+            "3.6× (the paper measures T3)",
+            "within 1.5× of the paper's 3.6 counts as replicated",
+        ),
+    ));
     let claim2 = "Monotone in η (log–log slope of T3 on η)";
     let paper2 = "T3 = 2100 / 2200 / 3400 / 7550 for η = 3e-4 … 2e-3, none in 50k at 5e-3; slope 0.68";
     let fit = power_law(&eta, &t3, SEED, 300);
@@ -155,13 +168,14 @@ pub fn batch(ctx: &Ctx) -> Result<SuiteOutcome> {
         };
         let claim = format!("Smaller batch delays escape, in steps (T2, K = {k})");
         // The first pair (B, 2B) where both transitioned: B128/B256 in the paper.
-        let pair = g.windows(2).find(|w| w[0].taus.t2.is_some() && w[1].taus.t2.is_some());
+        // (B, 2B, T2 ratio in steps, in tokens).
+        let pair = g.windows(2).find_map(|w| {
+            let (a, b) = (w[0].taus.t2? as f64, w[1].taus.t2? as f64);
+            let (ba, bb) = (w[0].cfg.train.batch_size, w[1].cfg.train.batch_size);
+            Some((ba, bb, a / b, a * ba as f64 / (b * bb as f64)))
+        });
         match (&steps, pair) {
-            (Some(v), Some(w)) => {
-                let (a, b) = (w[0].taus.t2.unwrap() as f64, w[1].taus.t2.unwrap() as f64);
-                let ratio = a / b;
-                let (ba, bb) = (w[0].cfg.train.batch_size as f64, w[1].cfg.train.batch_size as f64);
-                let tok = a * ba / (b * bb);
+            (Some(v), Some((ba, bb, ratio, tok))) => {
                 let rev: Vec<f64> = v.iter().rev().copied().collect();
                 rows.push(Row::new(
                     &claim,
@@ -179,14 +193,11 @@ pub fn batch(ctx: &Ctx) -> Result<SuiteOutcome> {
                 ));
             }
             // Some batch sizes still training: show the first transitioned pair, graded incomplete.
-            (None, Some(w)) => {
-                let (a, b) = (w[0].taus.t2.unwrap() as f64, w[1].taus.t2.unwrap() as f64);
-                let (ba, bb) = (w[0].cfg.train.batch_size, w[1].cfg.train.batch_size);
-                let tok = a * ba as f64 / (b * bb as f64);
+            (None, Some((ba, bb, ratio, tok))) => {
                 rows.push(Row::incomplete(
                     &claim,
                     paper,
-                    format!("{list}; so far B{ba}/B{bb} = {:.2}× in steps, {tok:.2} in tokens", a / b),
+                    format!("{list}; so far B{ba}/B{bb} = {ratio:.2}× in steps, {tok:.2} in tokens"),
                 ));
             }
             _ => rows.push(Row::incomplete(&claim, paper, list)),
