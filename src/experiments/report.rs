@@ -44,6 +44,19 @@ fn first_row<'a>(outs: &'a [SuiteOutcome], suite: &str) -> Option<&'a Row> {
     outs.iter().find(|o| o.suite == suite).and_then(|o| o.rows.first())
 }
 
+/// The suite's first row whose claim contains `needle`, else its first row.
+fn row_with<'a>(outs: &'a [SuiteOutcome], suite: &str, needle: &str) -> Option<&'a Row> {
+    let o = outs.iter().find(|o| o.suite == suite)?;
+    o.rows.iter().find(|r| r.claim.contains(needle)).or(o.rows.first())
+}
+
+/// Kramers escape predicts that more noise (larger η, smaller B) shortens the plateau. The escape
+/// time is the plateau's end, T1: the T3 window can restart after T1 (a loss spike at η = 2e-3 at
+/// paper scale) and then says nothing about the escape.
+fn kramers(outs: &[SuiteOutcome]) -> (String, String) {
+    verdict_from(&[row_with(outs, "lr", "plateau (T1"), first_row(outs, "batch")])
+}
+
 /// "falsified" when the row's evidence holds in direction, else what is missing.
 fn verdict_from(rows: &[Option<&Row>]) -> (String, String) {
     if rows.iter().any(|r| r.is_none()) {
@@ -115,8 +128,8 @@ pub fn mechanisms(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Vec<Mechanism>> {
         m(
             "Kramers / noise-activated escape",
             "more gradient noise (larger η, smaller B) ⇒ faster escape",
-            "LR and batch sweeps (paper: τ rises with η, falls with B)",
-            verdict_from(&[first_row(outs, "lr"), first_row(outs, "batch")]),
+            "LR sweep (T1, the plateau's end) and batch sweep (paper: τ rises with η, falls with B)",
+            kramers(outs),
         ),
         m(
             "Coverage / signal dilution (groups learned one at a time)",
@@ -243,4 +256,42 @@ pub fn markdown(scale: Scale, outs: &[SuiteOutcome], mech: &[Mechanism]) -> Stri
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(suite: &str, rows: Vec<Row>) -> SuiteOutcome {
+        SuiteOutcome {
+            suite: suite.into(),
+            rows,
+            figures: vec![],
+            details: String::new(),
+            data: json!(null),
+            runs_total: 0,
+            runs_complete: 0,
+            compute_seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn kramers_is_judged_on_the_plateaus_end() {
+        let row = |claim: &str, v| Row::new(claim, "", claim.into(), v, "");
+        let lr = outcome(
+            "lr",
+            vec![
+                row("Higher η slows the transition (T3 window)", Verdict::NotReplicated),
+                row("Higher η lengthens the plateau (T1, same pair of η)", Verdict::Replicated),
+            ],
+        );
+        let batch = outcome("batch", vec![row("Smaller batch delays escape", Verdict::Replicated)]);
+        let (ours, v) = kramers(&[lr.clone(), batch.clone()]);
+        assert_eq!(v, "falsified (as in the paper)");
+        assert!(ours.starts_with("Higher η lengthens the plateau (T1"), "{ours}");
+        // Without a T1 row the first (T3) row decides.
+        let lr_t3 = outcome("lr", vec![lr.rows[0].clone()]);
+        assert_eq!(kramers(&[lr_t3, batch.clone()]).1, "NOT falsified by windtunnel's runs");
+        assert_eq!(kramers(&[batch]).1, "suite not run");
+    }
 }
