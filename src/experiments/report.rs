@@ -44,17 +44,17 @@ fn first_row<'a>(outs: &'a [SuiteOutcome], suite: &str) -> Option<&'a Row> {
     outs.iter().find(|o| o.suite == suite).and_then(|o| o.rows.first())
 }
 
-/// The suite's first row whose claim contains `needle`, else its first row.
-fn row_with<'a>(outs: &'a [SuiteOutcome], suite: &str, needle: &str) -> Option<&'a Row> {
+/// The suite's row with this claim, else its first row.
+fn row_with<'a>(outs: &'a [SuiteOutcome], suite: &str, claim: &str) -> Option<&'a Row> {
     let o = outs.iter().find(|o| o.suite == suite)?;
-    o.rows.iter().find(|r| r.claim.contains(needle)).or(o.rows.first())
+    o.rows.iter().find(|r| r.claim == claim).or(o.rows.first())
 }
 
 /// Kramers escape predicts that more noise (larger η, smaller B) shortens the plateau. The escape
 /// time is the plateau's end, T1: the T3 window can restart after T1 (a loss spike at η = 2e-3 at
 /// paper scale) and then says nothing about the escape.
 fn kramers(outs: &[SuiteOutcome]) -> (String, String) {
-    verdict_from(&[row_with(outs, "lr", "plateau (T1"), first_row(outs, "batch")])
+    verdict_from(&[row_with(outs, "lr", sweeps::LR_T1_CLAIM), first_row(outs, "batch")])
 }
 
 /// "falsified" when the row's evidence holds in direction, else what is missing.
@@ -282,13 +282,13 @@ mod tests {
             "lr",
             vec![
                 row("Higher η slows the transition (T3 window)", Verdict::NotReplicated),
-                row("Higher η lengthens the plateau (T1, same pair of η)", Verdict::Replicated),
+                row(sweeps::LR_T1_CLAIM, Verdict::Replicated),
             ],
         );
         let batch = outcome("batch", vec![row("Smaller batch delays escape", Verdict::Replicated)]);
         let (ours, v) = kramers(&[lr.clone(), batch.clone()]);
         assert_eq!(v, "falsified (as in the paper)");
-        assert!(ours.starts_with("Higher η lengthens the plateau (T1"), "{ours}");
+        assert_eq!(ours.split("; ").next(), Some(sweeps::LR_T1_CLAIM));
         // Without a T1 row the first (T3) row decides.
         let lr_t3 = outcome("lr", vec![lr.rows[0].clone()]);
         assert_eq!(kramers(&[lr_t3, batch.clone()]).1, "NOT falsified by windtunnel's runs");
