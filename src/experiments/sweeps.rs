@@ -22,6 +22,26 @@ fn non_decreasing(v: &[f64]) -> bool {
     v.windows(2).all(|w| w[1] >= w[0])
 }
 
+/// A waiting time, or "none by step c" for a complete run that never transitioned.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wait {
+    At(f64),
+    After(f64),
+}
+
+/// Whether some waiting times, ordered by growing batch size, can all be non-increasing. A run
+/// that stopped at step c without escaping only says τ > c: runs have different lengths (the
+/// author's K = 36 B128 run is 30k steps, the others 10k), so "none" is not +∞.
+fn consistent_non_increasing(w: &[Wait]) -> bool {
+    w.iter().enumerate().all(|(i, a)| match *a {
+        Wait::After(_) => true,
+        Wait::At(t) => w[i + 1..].iter().all(|b| match *b {
+            Wait::At(u) => t >= u,
+            Wait::After(c) => t > c,
+        }),
+    })
+}
+
 /// The LR suite's T1 row; the report's Kramers mechanism is judged on it.
 pub const LR_T1_CLAIM: &str = "Higher η lengthens the plateau (T1, same pair of η)";
 
@@ -182,31 +202,55 @@ pub fn batch(ctx: &Ctx) -> Result<SuiteOutcome> {
             .map(|r| format!("B{}: {}", r.cfg.train.batch_size, r.show(r.taus.t2)))
             .collect::<Vec<_>>()
             .join(", ");
-        let steps: Option<Vec<f64>> = g.iter().map(|r| tau_or_inf(r, r.taus.t2)).collect();
+        let waits: Option<Vec<Wait>> = g
+            .iter()
+            .map(|r| match r.taus.t2 {
+                Some(t) => Some(Wait::At(t as f64)),
+                None if r.complete => Some(Wait::After(r.last_step() as f64)),
+                None => None,
+            })
+            .collect();
+        // Batch sizes the author's run escaped at but windtunnel's did not.
+        let missed: Vec<String> = g
+            .iter()
+            .filter(|r| r.complete && r.taus.t2.is_none() && paper_batch_t2(k, r.cfg.train.batch_size).is_some())
+            .map(|r| format!("B{}", r.cfg.train.batch_size))
+            .collect();
         let paper = match k {
             20 => "B64 fails; 6500 / 3600 / 1850 (B128/256/512); 6500/3600 = 1.81",
             36 => "B64 fails; 22900 / 8650 / 5300; 22900/8650 = 2.65",
             _ => "smaller B ⇒ longer (K = 20: 1.81× for B128 vs B256)",
         };
         let claim = format!("Smaller batch delays escape, in steps (T2, K = {k})");
-        // The first pair (B, 2B) where both transitioned: B128/B256 in the paper.
-        // (B, 2B, T2 ratio in steps, in tokens).
-        let pair = g.windows(2).find_map(|w| {
+        // The first two batch sizes that both transitioned: B128/B256 in the paper.
+        // (B, B', T2 ratio in steps, in tokens).
+        let escaped: Vec<&&RunData> = g.iter().filter(|r| r.taus.t2.is_some()).collect();
+        let pair = escaped.windows(2).find_map(|w| {
             let (a, b) = (w[0].taus.t2? as f64, w[1].taus.t2? as f64);
             let (ba, bb) = (w[0].cfg.train.batch_size, w[1].cfg.train.batch_size);
             Some((ba, bb, a / b, a * ba as f64 / (b * bb as f64)))
         });
-        match (&steps, pair) {
-            (Some(v), Some((ba, bb, ratio, tok))) => {
-                let rev: Vec<f64> = v.iter().rev().copied().collect();
+        match (&waits, pair) {
+            (Some(w), Some((ba, bb, ratio, tok))) => {
                 // Compare like with like: the paper's ratio for the same pair of batch sizes.
                 let (paper_ratio, paper_tok, paper_pair) = paper_batch_ratios(k, ba, bb);
+                let close = (ratio / paper_ratio - 1.0).abs() <= 0.35;
+                let reason = if missed.is_empty() {
+                    "T2 in steps never decreases as B shrinks; replicated if the ratio is within 35% of the paper's"
+                        .to_string()
+                } else {
+                    format!(
+                        "consistent with T2 growing as B shrinks, but {} did not escape within its run where the \
+                         author's did",
+                        missed.join(", ")
+                    )
+                };
                 rows.push(Row::new(
                     &claim,
                     paper,
                     format!("{list}; B{ba}/B{bb} = {ratio:.2}× (paper {paper_pair}: {paper_ratio:.2}×)"),
-                    Verdict::grade(non_decreasing(&rev) && ratio > 1.0, (ratio / paper_ratio - 1.0).abs() <= 0.35),
-                    "T2 in steps never decreases as B shrinks; replicated if the ratio is within 35% of the paper's",
+                    Verdict::grade(consistent_non_increasing(w) && ratio > 1.0, close && missed.is_empty()),
+                    &reason,
                 ));
                 rows.push(Row::new(
                     &format!("Token-normalised waiting time τ·B (K = {k}, spec A3)"),
@@ -293,7 +337,20 @@ pub fn batch(ctx: &Ctx) -> Result<SuiteOutcome> {
 
 #[cfg(test)]
 mod tests {
-    use super::paper_batch_ratios;
+    use super::{Wait, consistent_non_increasing, paper_batch_ratios};
+
+    #[test]
+    fn a_run_without_escape_is_censored_at_its_length() {
+        use Wait::{After, At};
+        // K = 36 at paper scale: B64 none by 10k, B128 24,850 (30k-step run), B256 none by 10k,
+        // B512 5700. B256's "none" says only T2 > 10k, which is consistent with B128's 24,850.
+        assert!(consistent_non_increasing(&[After(1e4), At(24850.0), After(1e4), At(5700.0)]));
+        // K = 20: B64 none, then 6350 / 3050 / 1750.
+        assert!(consistent_non_increasing(&[After(1e4), At(6350.0), At(3050.0), At(1750.0)]));
+        // A larger batch that is slower, or that failed for longer than a smaller batch took.
+        assert!(!consistent_non_increasing(&[At(3000.0), At(6000.0)]));
+        assert!(!consistent_non_increasing(&[At(9000.0), After(1e4)]));
+    }
 
     #[test]
     fn paper_batch_ratio_follows_the_pair() {
