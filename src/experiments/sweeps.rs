@@ -153,7 +153,10 @@ pub fn lr(ctx: &Ctx) -> Result<SuiteOutcome> {
                 format!("{:e}", r.cfg.train.lr),
                 r.show(r.taus.t1),
                 r.show(r.taus.t3),
-                format!("{}–{}", r.show(r.taus.t3_start), r.show(r.taus.t3_end)),
+                match (r.taus.t3_start, r.taus.t3_end) {
+                    (None, None) => r.show(None),
+                    (a, b) => format!("{}–{}", r.show(a), r.show(b)),
+                },
                 r.last_step().to_string(),
             ]
         })
