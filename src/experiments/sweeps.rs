@@ -238,21 +238,23 @@ pub fn batch(ctx: &Ctx) -> Result<SuiteOutcome> {
                 // Compare like with like: the paper's ratio for the same pair of batch sizes.
                 let (paper_ratio, paper_tok, paper_pair) = paper_batch_ratios(k, ba, bb);
                 let close = (ratio / paper_ratio - 1.0).abs() <= 0.35;
-                let reason = if missed.is_empty() {
-                    "T2 in steps never decreases as B shrinks; replicated if the ratio is within 35% of the paper's"
-                        .to_string()
-                } else {
-                    format!(
+                let direction = consistent_non_increasing(w) && ratio > 1.0;
+                let reason = match (direction, missed.is_empty()) {
+                    (false, _) => "a larger batch escaped later than a smaller one".to_string(),
+                    (true, true) => "T2 in steps never decreases as B shrinks; replicated if the ratio is within 35% \
+                                     of the paper's"
+                        .to_string(),
+                    (true, false) => format!(
                         "consistent with T2 growing as B shrinks, but {} did not escape within its run where the \
                          author's did",
                         missed.join(", ")
-                    )
+                    ),
                 };
                 rows.push(Row::new(
                     &claim,
                     paper,
                     format!("{list}; B{ba}/B{bb} = {ratio:.2}× (paper {paper_pair}: {paper_ratio:.2}×)"),
-                    Verdict::grade(consistent_non_increasing(w) && ratio > 1.0, close && missed.is_empty()),
+                    Verdict::grade(direction, close && missed.is_empty()),
                     &reason,
                 ));
                 rows.push(Row::new(
@@ -274,7 +276,15 @@ pub fn batch(ctx: &Ctx) -> Result<SuiteOutcome> {
                     ),
                 ));
             }
-            _ => rows.push(Row::incomplete(&claim, paper, list)),
+            // Every run done, but fewer than two batch sizes escaped: no ratio to compare.
+            (Some(_), None) => rows.push(Row::new(
+                &claim,
+                paper,
+                list,
+                Verdict::NotReplicated,
+                "fewer than two batch sizes escaped within their runs",
+            )),
+            (None, None) => rows.push(Row::incomplete(&claim, paper, list)),
         }
         let pts: Vec<(f64, f64)> =
             g.iter().filter_map(|r| r.taus.t2.map(|t| (r.cfg.train.batch_size as f64, t as f64))).collect();
