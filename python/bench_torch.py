@@ -31,10 +31,14 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--data", help="safetensors with tokens/labels [D, T] (windtunnel data --out-tensors)")
+    p.add_argument("--kernels", action="store_true",
+                   help="time torch.matmul at the model's product shapes (as windtunnel bench --kernels)")
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     dtype = {"f32": torch.float32, "f64": torch.float64}[a.dtype]
+    if a.kernels:
+        return kernels(a, dtype)
     cfg = HookedTransformerConfig(n_layers=4, n_heads=4, d_model=128, d_head=32, d_mlp=512, d_vocab=40, n_ctx=32,
                                   act_fn="gelu", normalization_type="LN", seed=42, device="cpu", dtype=dtype)
     model = HookedTransformer(cfg)
@@ -71,6 +75,39 @@ def main():
     else:
         print(f"pytorch {a.dtype} batch {a.batch_size} ({a.threads} threads, {a.steps} timed steps): "
               f"median {out['median_ms']:.1f} ms/step, {out['gflops']:.1f} GFLOP/s, {out['steps_per_s']:.1f} steps/s")
+
+
+def model_shapes(b):
+    """The model's products at batch b, as windtunnel's cli/bench.rs: (name, transposed a, m, k, n)."""
+    n = 16 * b
+    return [("qkv X·W", False, n, 128, 384), ("mlp_in X·W", False, n, 128, 512), ("mlp_out X·W", False, n, 512, 128),
+            ("dX of mlp_in dY·Wᵀ", False, n, 512, 128), ("dW_in Xᵀ·dY", True, 128, n, 512),
+            ("dW_out Xᵀ·dY", True, 512, n, 128)]
+
+
+def kernels(a, dtype):
+    rows = []
+    for name, tn, m, k, n in model_shapes(a.batch_size):
+        x = torch.randn(k, m, dtype=dtype) if tn else torch.randn(m, k, dtype=dtype)
+        w = torch.randn(k, n, dtype=dtype)
+        prod = (lambda: x.t() @ w) if tn else (lambda: x @ w)
+        for _ in range(a.warmup):
+            prod()
+        times = []
+        for _ in range(a.steps):
+            t0 = time.perf_counter()
+            prod()
+            times.append(time.perf_counter() - t0)
+        med = statistics.median(times)
+        rows.append({"name": name, "m": m, "k": k, "n": n, "median_ms": med * 1e3, "gflops": 2 * m * k * n / med / 1e9})
+    out = {"impl": "torch.matmul", "torch": torch.__version__, "dtype": a.dtype, "threads": a.threads,
+           "kernels_at_model_shapes": rows}
+    if a.json:
+        print(json.dumps(out))
+    else:
+        for r in rows:
+            print(f"  {r['name']:<20} {r['m']:>5}×{r['k']:>5}×{r['n']:>4} {a.dtype}: {r['median_ms']:8.3f} ms "
+                  f"{r['gflops']:7.1f} GFLOP/s")
 
 
 if __name__ == "__main__":

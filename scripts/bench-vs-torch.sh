@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# windtunnel vs PyTorch + TransformerLens, the same canonical training step side by side on this
-# machine (2 threads, medians): f32/f64 at batch 128 and 512. Not part of CI (needs Python).
+# windtunnel vs PyTorch + TransformerLens on this machine, side by side in one run (2 threads,
+# medians): the canonical training step (f32/f64 at batch 128 and 512) and the matrix products
+# at the model's shapes (windtunnel's kernel vs torch.matmul). Not part of CI (needs Python).
 #   scripts/bench-vs-torch.sh [python]        # default python: python/.venv/bin/python or python3
 # Run it on an otherwise idle machine: both sides are timed in wall-clock.
 set -euo pipefail
@@ -9,12 +10,32 @@ PY=${1:-$( [ -x python/.venv/bin/python ] && echo python/.venv/bin/python || ech
 STEPS=${STEPS:-30}
 cargo build --release --quiet
 WT=target/release/windtunnel
-printf "%-5s %6s %14s %14s %8s\n" dtype batch "windtunnel ms" "pytorch ms" ratio
+json() { "$PY" -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+"$WT" bench --kernels --steps 1 --warmup 0 --json | json '"cpu: %s | kernels: %s | arithmetic v%s" % (d["cpu"], d["kernels"], d["arithmetic"])'
+echo
+echo "== training step (forward, backward, AdamW, eval every 50 amortised)"
+printf "%-5s %6s %14s %14s %8s %14s\n" dtype batch "windtunnel ms" "pytorch ms" ratio "useful GFLOP/s"
 for dtype in f32 f64; do
   for b in 128 512; do
-    wt=$("$WT" bench --dtype "$dtype" --batch-size "$b" --steps "$STEPS" --json | sed -E 's/.*"median_ms":([0-9.]+).*/\1/')
+    w=$("$WT" bench --dtype "$dtype" --batch-size "$b" --steps "$STEPS" --json)
+    wt=$(echo "$w" | json 'd["median_ms"]')
+    useful=$(echo "$w" | json '"%.1f" % d["useful_gflops"]')
     pt=$(RAYON_NUM_THREADS=2 "$PY" python/bench_torch.py --dtype "$dtype" --batch-size "$b" --steps "$STEPS" --threads 2 --json \
-         | sed -E 's/.*"median_ms": ([0-9.]+).*/\1/')
-    printf "%-5s %6s %14.1f %14.1f %7.2fx\n" "$dtype" "$b" "$wt" "$pt" "$(echo "$pt / $wt" | bc -l)"
+         | json 'd["median_ms"]')
+    printf "%-5s %6s %14.1f %14.1f %7.2fx %14s\n" "$dtype" "$b" "$wt" "$pt" "$(echo "$pt / $wt" | bc -l)" "$useful"
+  done
+done
+echo
+echo "== matrix products at the model's shapes, batch 128 (GFLOP/s; ratio = windtunnel / torch.matmul)"
+printf "%-5s %-22s %18s %12s %12s %7s\n" dtype product "m×k×n" windtunnel torch ratio
+for dtype in f32 f64; do
+  w=$("$WT" bench --kernels --dtype "$dtype" --steps "$STEPS" --json)
+  t=$("$PY" python/bench_torch.py --kernels --dtype "$dtype" --steps "$STEPS" --threads 2 --json)
+  for i in 0 1 2 3 4 5; do
+    name=$(echo "$w" | json "d['kernels_at_model_shapes'][$i]['name']")
+    shape=$(echo "$w" | json "'%d×%d×%d' % tuple(d['kernels_at_model_shapes'][$i][x] for x in 'mkn')")
+    wg=$(echo "$w" | json "d['kernels_at_model_shapes'][$i]['gflops']")
+    tg=$(echo "$t" | json "d['kernels_at_model_shapes'][$i]['gflops']")
+    printf "%-5s %-22s %18s %12.1f %12.1f %6.2fx\n" "$dtype" "$name" "$shape" "$wg" "$tg" "$(echo "$wg / $tg" | bc -l)"
   done
 done

@@ -1,5 +1,6 @@
 //! A textual backstop for the determinism contract, so that `cargo test` alone fails when `src/`
-//! uses FMA, fast-math intrinsics, hash maps, or a rayon reduction. The type-aware check of std
+//! fuses a multiply-add outside `numerics/fused.rs` (arithmetic v2: the one door to FMA), uses
+//! fast-math intrinsics, hash maps, or a rayon reduction. The type-aware check of std
 //! transcendentals (`f32::exp` …) is `clippy.toml`, which `.ci/run` enforces with `-D warnings`;
 //! this test also makes sure those rules stay in place.
 
@@ -34,6 +35,9 @@ fn code_of(path: &Path) -> String {
         .join("\n")
 }
 
+/// Ways to spell a fused multiply-add; only `numerics/fused.rs` may use them.
+const FMA_SPELLINGS: [&str; 5] = ["mul_add", "fmadd", "fmaf(", "libm::fma", "_mm_fma"];
+
 /// Statements (split at `;`, `{`, `}`) that start a rayon parallel iterator and end in a reduction.
 fn parallel_reductions(code: &str) -> Vec<String> {
     let mut found = vec![];
@@ -56,13 +60,18 @@ fn src_has_no_fma_fast_math_hash_maps_or_parallel_reductions() {
     let mut files = vec![];
     rust_files(&root.join("src"), &mut files);
     assert!(files.len() > 10, "src/ not found");
-    let banned = ["mul_add", "fmadd", "fmsub", "_fast(", "algebraic_", "HashMap", "HashSet", "core::intrinsics"];
+    let banned = ["_fast(", "algebraic_", "HashMap", "HashSet", "core::intrinsics", "fmsub", "fnmadd"];
     let mut problems = vec![];
     for f in &files {
         let code = code_of(f);
         for b in banned {
             if code.contains(b) {
                 problems.push(format!("{}: uses `{b}`", f.display()));
+            }
+        }
+        if !f.ends_with("numerics/fused.rs") {
+            for b in FMA_SPELLINGS.iter().filter(|b| code.contains(*b)) {
+                problems.push(format!("{}: fuses with `{b}` outside numerics/fused.rs", f.display()));
             }
         }
         for r in parallel_reductions(&code) {
@@ -80,6 +89,14 @@ fn the_lint_itself_detects_violations() {
         parallel_reductions("out.par_chunks_mut(8).for_each(|c| c[0] = 1.0); let s = v.iter().sum::<f32>();")
             .is_empty()
     );
+}
+
+#[test]
+fn fma_lives_in_one_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/numerics/fused.rs");
+    let code = code_of(&root);
+    assert!(code.contains("mul_add") && code.contains("libm::fmaf"), "numerics/fused.rs lost its FMA");
+    assert!(FMA_SPELLINGS.iter().any(|b| "let y = x.mul_add(a, b);".contains(b)), "the FMA lint matches nothing");
 }
 
 #[test]

@@ -2,10 +2,11 @@
 //! hash to the committed golden values in f32 and f64, at 1, 2, 3 and 4 rayon threads in one
 //! process. (`scripts/simd-invariance.sh` checks the same hashes under two `-C target-cpu` builds.)
 //!
-//! Regenerate after a *documented* change of summation order with
-//! `UPDATE_GOLDEN=1 cargo test --release --test golden`.
+//! The files declare the arithmetic version they were made under; a file of another version fails.
+//! Regenerate only with a *documented* change of arithmetic (a new `numerics::ARITHMETIC`,
+//! docs/determinism.md) with `UPDATE_GOLDEN=1 cargo test --release --test golden`.
 
-use windtunnel::io::golden::{fixture_hashes, parse, render};
+use windtunnel::io::golden::{declared_arithmetic, fixture_hashes, parse, render};
 use windtunnel::numerics::Scalar;
 
 fn golden_path(dtype: &str) -> std::path::PathBuf {
@@ -23,7 +24,14 @@ fn check<S: Scalar>() {
     if std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1") {
         std::fs::write(&path, render(&one)).unwrap();
     }
-    let golden = parse(&std::fs::read_to_string(&path).expect("golden file missing"));
+    let text = std::fs::read_to_string(&path).expect("golden file missing");
+    assert_eq!(
+        declared_arithmetic(&text),
+        windtunnel::numerics::ARITHMETIC,
+        "{} holds hashes of another arithmetic version",
+        path.display()
+    );
+    let golden = parse(&text);
     assert_eq!(golden.len(), 78, "init + logits + losses + loss + 70 gradients + 4 training hashes");
     for (want, got) in golden.iter().zip(&one) {
         assert_eq!(want, got, "{}: 1 thread differs from golden {}", want.0, path.display());

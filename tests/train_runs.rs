@@ -247,3 +247,25 @@ fn stop_after_taus_without_a_transition_runs_to_max_steps() {
     let (_, recs) = straight(&small(&["train.max_steps=60", "train.lr=1e-6", "train.stop_after_taus=0"]));
     assert_eq!(recs.last().unwrap().step, 60);
 }
+
+#[test]
+fn a_run_of_another_arithmetic_version_is_not_resumed() {
+    let cfg_path = tmpdir("cfg_v1").with_extension("toml");
+    std::fs::write(&cfg_path, SMALL.replace("max_steps = 40", "max_steps = 20")).unwrap();
+    let dir = tmpdir("v1run");
+    let train = |args: &[&str]| bin().args(args).output().unwrap();
+    let out = train(&["train", "--quiet", "--config", cfg_path.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success());
+    let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    assert!(manifest.contains(&format!("\"arithmetic\": {}", windtunnel::numerics::ARITHMETIC)), "{manifest}");
+    // The same run as a v1 build wrote it: no `arithmetic` field at all.
+    let v1: String = manifest.lines().filter(|l| !l.contains("\"arithmetic\"")).collect::<Vec<_>>().join("\n");
+    std::fs::write(dir.join("manifest.json"), v1).unwrap();
+    let metrics = std::fs::read(dir.join("metrics.jsonl")).unwrap();
+    let out = train(&["train", "--quiet", "--resume", dir.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("arithmetic v1") && err.contains("arithmetic v2") && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(dir.join("metrics.jsonl")).unwrap(), metrics, "a refused resume changes nothing");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -2,7 +2,8 @@ use super::{DtypeArg, Outcome};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::model::Model;
-use crate::numerics::Scalar;
+use crate::numerics::matmul::{Accum, matmul_nn, matmul_tn};
+use crate::numerics::{ARITHMETIC, Scalar, flops, kernel_summary, simd};
 use crate::train::{MemorySink, Trainer};
 use std::path::Path;
 use std::time::Instant;
@@ -21,6 +22,9 @@ pub struct Args {
     /// Include the eval (candidate loss, z-shuffle) every this many steps, as in training.
     #[arg(long, default_value_t = 50)]
     eval_every: u64,
+    /// Time the matrix products at the model's shapes instead of a training step.
+    #[arg(long)]
+    kernels: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -33,16 +37,35 @@ pub fn step_flops(n_params: usize, batch: usize, seq: usize) -> f64 {
 }
 
 pub fn run(a: Args) -> Result<Outcome> {
-    match a.dtype {
-        DtypeArg::F32 => bench::<f32>(&a),
-        DtypeArg::F64 => bench::<f64>(&a),
-    }
-}
-
-fn bench<S: Scalar>(a: &Args) -> Result<Outcome> {
     if a.steps == 0 {
         return Err(Error::config("--steps", "0 (allowed ≥ 1)"));
     }
+    if a.batch_size == 0 || a.batch_size > 65_536 {
+        return Err(Error::config("--batch-size", format!("{} (allowed 1..=65536)", a.batch_size)));
+    }
+    match (a.dtype, a.kernels) {
+        (DtypeArg::F32, false) => bench::<f32>(&a),
+        (DtypeArg::F64, false) => bench::<f64>(&a),
+        (DtypeArg::F32, true) => kernels::<f32>(&a),
+        (DtypeArg::F64, true) => kernels::<f64>(&a),
+    }
+}
+
+/// What every bench line starts with: the machine and the kernels chosen for it.
+fn machine() -> serde_json::Value {
+    serde_json::json!({
+        "cpu": simd::cpu_model(), "kernels": kernel_summary(), "arithmetic": ARITHMETIC,
+        "threads": rayon::current_num_threads(), "windtunnel": env!("CARGO_PKG_VERSION"),
+        "git_revision": env!("WINDTUNNEL_GIT_REV"),
+    })
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+fn bench<S: Scalar>(a: &Args) -> Result<Outcome> {
     let overrides = vec![
         format!("train.batch_size={}", a.batch_size),
         format!("train.max_steps={}", a.warmup + a.steps),
@@ -54,6 +77,9 @@ fn bench<S: Scalar>(a: &Args) -> Result<Outcome> {
     let mut sink = MemorySink::default();
     let mut times = Vec::with_capacity(a.steps as usize);
     for i in 0..a.warmup + a.steps {
+        if i == a.warmup {
+            flops::take();
+        }
         let t0 = Instant::now();
         tr.step()?;
         if tr.state.step.is_multiple_of(a.eval_every) {
@@ -64,36 +90,108 @@ fn bench<S: Scalar>(a: &Args) -> Result<Outcome> {
             times.push(t0.elapsed().as_secs_f64());
         }
     }
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
+    let useful = flops::take() as f64 / a.steps as f64;
     let mean = times.iter().sum::<f64>() / times.len() as f64;
-    let flops = step_flops(tr.model.layout.total, a.batch_size, tr.train.seq_len());
-    let gflops = flops / median / 1e9;
-    let threads = rayon::current_num_threads();
+    let median = median(times);
+    let reference = step_flops(tr.model.layout.total, a.batch_size, tr.train.seq_len());
+    let mut out = machine();
+    let fields = serde_json::json!({
+        "impl": "windtunnel", "dtype": S::NAME, "batch_size": a.batch_size, "steps": a.steps,
+        "median_ms": median * 1e3, "mean_ms": mean * 1e3, "steps_per_s": 1.0 / median, "eval_every": a.eval_every,
+        "useful_gflop_per_step": useful / 1e9, "useful_gflops": useful / median / 1e9,
+        "reference_gflop_per_step": reference / 1e9, "reference_gflops": reference / median / 1e9,
+    });
+    out.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
     if a.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "impl": "windtunnel", "dtype": S::NAME, "batch_size": a.batch_size, "threads": threads,
-                "steps": a.steps, "median_ms": median * 1e3, "mean_ms": mean * 1e3,
-                "gflop_per_step": flops / 1e9, "gflops": gflops, "steps_per_s": 1.0 / median,
-                "eval_every": a.eval_every, "simd": crate::train::rundir::simd_cpu(),
-            })
-        );
+        println!("{out}");
     } else {
         println!(
-            "windtunnel {} batch {} ({} threads, {} timed steps, eval every {}): median {:.1} ms/step, mean {:.1} ms, {:.1} GFLOP/s ({:.2} GFLOP/step), {:.1} steps/s",
+            "{} · {} · arithmetic v{ARITHMETIC} · {} threads",
+            simd::cpu_model(),
+            kernel_summary(),
+            out["threads"]
+        );
+        println!(
+            "windtunnel {} batch {} ({} timed steps, eval every {}): median {:.1} ms/step, mean {:.1} ms, {:.1} steps/s",
             S::NAME,
             a.batch_size,
-            threads,
             a.steps,
             a.eval_every,
             median * 1e3,
             mean * 1e3,
-            gflops,
-            flops / 1e9,
             1.0 / median
         );
+        println!(
+            "  useful work {:.2} GFLOP/step = {:.1} GFLOP/s (products and attention actually computed); reference {:.2} GFLOP/step = {:.1} GFLOP/s",
+            useful / 1e9,
+            useful / median / 1e9,
+            reference / 1e9,
+            reference / median / 1e9
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+/// The model's products at batch `b` (rows n = 16·b): (name, layout `tn`, m, k, n).
+pub fn model_shapes(b: usize) -> Vec<(&'static str, bool, usize, usize, usize)> {
+    let n = 16 * b;
+    vec![
+        ("qkv X·W", false, n, 128, 384),
+        ("mlp_in X·W", false, n, 128, 512),
+        ("mlp_out X·W", false, n, 512, 128),
+        ("dX of mlp_in dY·Wᵀ", false, n, 512, 128),
+        ("dW_in Xᵀ·dY", true, 128, n, 512),
+        ("dW_out Xᵀ·dY", true, 512, n, 128),
+    ]
+}
+
+fn kernels<S: Scalar>(a: &Args) -> Result<Outcome> {
+    let mut rows = vec![];
+    for (name, tn, m, k, n) in model_shapes(a.batch_size) {
+        let x: Vec<S> = (0..m * k).map(|i| S::from_f64(((i % 7) as f64 - 3.0) * 0.1)).collect();
+        let w: Vec<S> = (0..k * n).map(|i| S::from_f64(((i % 5) as f64 - 2.0) * 0.1)).collect();
+        let mut out = vec![S::zero(); m * n];
+        let mut product = || match tn {
+            false => matmul_nn(&mut out, &x, &w, None, m, k, n, Accum::Set),
+            true => matmul_tn(&mut out, &x, &w, m, k, n, Accum::Set),
+        };
+        (0..a.warmup).for_each(|_| product());
+        let times: Vec<f64> = (0..a.steps)
+            .map(|_| {
+                let t0 = Instant::now();
+                product();
+                t0.elapsed().as_secs_f64()
+            })
+            .collect();
+        let med = median(times);
+        let gflops = 2.0 * (m * k * n) as f64 / med / 1e9;
+        rows.push(serde_json::json!({"name": name, "m": m, "k": k, "n": n, "median_ms": med * 1e3, "gflops": gflops}));
+    }
+    let mut out = machine();
+    out["impl"] = "windtunnel".into();
+    out["dtype"] = S::NAME.into();
+    out["kernels_at_model_shapes"] = rows.clone().into();
+    if a.json {
+        println!("{out}");
+    } else {
+        println!(
+            "{} · {} · arithmetic v{ARITHMETIC} · {} threads",
+            simd::cpu_model(),
+            kernel_summary(),
+            out["threads"]
+        );
+        for r in rows {
+            println!(
+                "  {:<20} {:>5}×{:>5}×{:>4} {}: {:>8.3} ms {:>7.1} GFLOP/s",
+                r["name"].as_str().unwrap_or(""),
+                r["m"],
+                r["k"],
+                r["n"],
+                S::NAME,
+                r["median_ms"].as_f64().unwrap_or(0.0),
+                r["gflops"].as_f64().unwrap_or(0.0)
+            );
+        }
     }
     Ok(Outcome::Ok)
 }

@@ -193,7 +193,7 @@ pub fn write_report(suites: &[&str], scale: Scale, out: &Path, run_probes: bool)
         outs.push(analyse(&ctx, s)?);
     }
     let mech = mechanisms(&ctx, &outs)?;
-    let md = markdown(scale, &outs, &mech);
+    let md = markdown(scale, &outs, &mech) + &provenance(&ctx.runs)?;
     let path = base.join("report.md");
     crate::io::tensors::write_atomic(&path, md.as_bytes())?;
     let js = ReportJson {
@@ -205,6 +205,38 @@ pub fn write_report(suites: &[&str], scale: Scale, out: &Path, run_probes: bool)
     let text = serde_json::to_string_pretty(&json!(js)).expect("serialises");
     crate::io::tensors::write_atomic(&base.join("report.json"), text.as_bytes())?;
     Ok(path)
+}
+
+/// Which arithmetic versions and revisions trained the runs under `runs` (one markdown section);
+/// runs of different arithmetic versions are flagged, since their numbers are not comparable bit
+/// for bit and a resumed run never mixes them.
+pub fn provenance(runs: &Path) -> Result<String> {
+    let mut by_version: std::collections::BTreeMap<(u32, String), Vec<String>> = Default::default();
+    let entries = match std::fs::read_dir(runs) {
+        Ok(e) => e,
+        Err(_) => return Ok(String::new()),
+    };
+    for e in entries.flatten() {
+        let dir = e.path();
+        if dir.join("manifest.json").exists() {
+            let m = crate::train::rundir::Manifest::read(&dir)?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            by_version.entry((m.arithmetic, m.git_revision)).or_default().push(name);
+        }
+    }
+    let mut s = String::from("\n## Provenance\n\n");
+    let versions: std::collections::BTreeSet<u32> = by_version.keys().map(|k| k.0).collect();
+    if versions.len() > 1 {
+        s += &format!(
+            "**Mixed arithmetic: these runs were trained under arithmetic versions {versions:?}; results of different versions \
+             are not one replication (docs/determinism.md, \"Versions\").**\n\n"
+        );
+    }
+    for ((v, rev), mut names) in by_version {
+        names.sort();
+        s += &format!("- arithmetic v{v}, revision `{rev}`: {} runs ({})\n", names.len(), names.join(", "));
+    }
+    Ok(s)
 }
 
 pub fn markdown(scale: Scale, outs: &[SuiteOutcome], mech: &[Mechanism]) -> String {
@@ -261,6 +293,31 @@ pub fn markdown(scale: Scale, outs: &[SuiteOutcome], mech: &[Mechanism]) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn provenance_flags_runs_of_two_arithmetic_versions() {
+        let runs = std::env::temp_dir().join(format!("wt_provenance_{}", std::process::id()));
+        let write = |name: &str, arithmetic: Option<u32>| {
+            let mut m = serde_json::to_value(crate::train::rundir::Manifest::current("f32")).unwrap();
+            match arithmetic {
+                Some(v) => m["arithmetic"] = json!(v),
+                None => drop(m.as_object_mut().unwrap().remove("arithmetic")),
+            }
+            std::fs::create_dir_all(runs.join(name)).unwrap();
+            std::fs::write(runs.join(name).join("manifest.json"), m.to_string()).unwrap();
+        };
+        write("a", Some(2));
+        write("b", Some(2));
+        let one = provenance(&runs).unwrap();
+        assert!(one.contains("arithmetic v2") && one.contains("2 runs (a, b)") && !one.contains("Mixed"), "{one}");
+        write("old", None);
+        let mixed = provenance(&runs).unwrap();
+        assert!(
+            mixed.contains("Mixed arithmetic") && mixed.contains("arithmetic v1") && mixed.contains("(old)"),
+            "{mixed}"
+        );
+        std::fs::remove_dir_all(&runs).ok();
+    }
 
     fn outcome(suite: &str, rows: Vec<Row>) -> SuiteOutcome {
         SuiteOutcome {

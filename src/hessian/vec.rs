@@ -1,13 +1,17 @@
 //! Deterministic dense-vector operations for the eigen-solvers: dot products are summed in fixed
-//! chunks of 65,536 elements (in parallel, one task per chunk), then the chunk sums in order.
+//! chunks of 65,536 elements (in parallel, one task per chunk, each an FMA chain), then the chunk
+//! sums in order.
 
+use crate::fused;
+use crate::numerics::fused::Fma;
 use rayon::prelude::*;
 
 const CHUNK: usize = 1 << 16;
 
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
-    let partial: Vec<f64> = a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)).map(|(x, y)| dot_seq(x, y)).collect();
+    let partial: Vec<f64> =
+        a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)).map(|(x, y)| fused!(F => dot_seq::<F>(x, y))).collect();
     let mut s = 0.0;
     for p in partial {
         s += p;
@@ -15,10 +19,11 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
-fn dot_seq(x: &[f64], y: &[f64]) -> f64 {
+#[inline(always)]
+fn dot_seq<F: Fma>(x: &[f64], y: &[f64]) -> f64 {
     let mut s = 0.0;
-    for (a, b) in x.iter().zip(y) {
-        s += a * b;
+    for (&a, &b) in x.iter().zip(y) {
+        s = F::f64(a, b, s);
     }
     s
 }

@@ -3,7 +3,9 @@
 //! A tensor hash is the first 16 hex characters of sha256 over the little-endian bit patterns of
 //! its elements (u32 for f32, u64 for f64), with every NaN canonicalised to one pattern.
 //! `golden/canonical_{f32,f64}.txt` hold one `<key> <hash>` line per tensor of
-//! [`fixture_hashes`]; `UPDATE_GOLDEN=1 cargo test --release --test golden` rewrites them.
+//! [`fixture_hashes`] after a `# arithmetic N` header line (the arithmetic version, crate version
+//! and git revision that produced them); `UPDATE_GOLDEN=1 cargo test --release --test golden`
+//! rewrites them — only as a documented change (docs/determinism.md, "Versions").
 
 use crate::model::{Model, ModelConfig};
 use crate::numerics::{Dtype, Scalar};
@@ -93,7 +95,21 @@ pub fn training_hashes<S: Scalar>() -> Vec<(String, String)> {
 
 /// Render `(key, hash)` pairs as the golden file format.
 pub fn render(rows: &[(String, String)]) -> String {
-    rows.iter().map(|(k, h)| format!("{k} {h}\n")).collect()
+    let header = format!(
+        "# arithmetic {} · windtunnel {} at {}\n",
+        crate::numerics::ARITHMETIC,
+        env!("CARGO_PKG_VERSION"),
+        env!("WINDTUNNEL_GIT_REV")
+    );
+    header + &rows.iter().map(|(k, h)| format!("{k} {h}\n")).collect::<String>()
+}
+
+/// The arithmetic version a golden file declares (`# arithmetic N …`); files before v2 have none.
+pub fn declared_arithmetic(text: &str) -> u32 {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("# arithmetic "))
+        .find_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or(1)
 }
 
 /// Parse the golden file format.

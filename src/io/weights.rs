@@ -19,6 +19,17 @@ pub struct FileMeta {
     pub model: ModelConfig,
     /// Scalar type the tensors were computed in.
     pub dtype: String,
+    /// [`crate::numerics::ARITHMETIC`] of the build that computed them (absent before v2: 1).
+    #[serde(default = "arithmetic_v1")]
+    pub arithmetic: u32,
+    #[serde(default)]
+    pub windtunnel_version: String,
+    #[serde(default)]
+    pub git_revision: String,
+}
+
+fn arithmetic_v1() -> u32 {
+    1
 }
 
 impl FileMeta {
@@ -29,6 +40,9 @@ impl FileMeta {
             kind: kind.into(),
             model: model.resolved(),
             dtype: dtype.into(),
+            arithmetic: crate::numerics::ARITHMETIC,
+            windtunnel_version: env!("CARGO_PKG_VERSION").into(),
+            git_revision: env!("WINDTUNNEL_GIT_REV").into(),
         }
     }
     pub fn to_json(&self) -> String {

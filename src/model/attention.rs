@@ -5,11 +5,14 @@
 //! `dh` wide, so `q[b,t,h,:]` sits at `qkv[(b·T+t)·3HD + h·dh ..]`. `z` is (B·T, H·dh), which is
 //! TL's `hook_z` `[batch, pos, head, d_head]` flattened. Scores and pattern are (B, H, T, T).
 //!
-//! Masked entries are never computed: they are exactly `-inf` in `scores` and `0` in `pattern`,
-//! and skipping them leaves every sum bit-identical (adding an exact zero changes nothing).
-//! Work is split by batch element, which owns all of its outputs.
+//! Masked entries are never computed: they are exactly `-inf` in `scores` and `0` in `pattern`.
+//! Work is split by batch element, which owns all of its outputs. Every sum of products (q·k,
+//! Σ p·v and the backward's sums) is an FMA chain in the documented order (arithmetic v2); the
+//! softmax itself is unfused.
 
+use crate::fused;
 use crate::numerics::Scalar;
+use crate::numerics::fused::Fma;
 use rayon::prelude::*;
 
 #[derive(Clone, Copy, Debug)]
@@ -51,118 +54,150 @@ pub fn attention_forward<S: Scalar>(
     sh: AttnShape,
     qs: &[usize],
 ) {
-    let AttnShape { t, h: nh, dh, .. } = sh;
+    let AttnShape { t, h: nh, .. } = sh;
     let (hd, nq) = (sh.hd(), qs.len());
-    let scale: S = attn_scale(dh);
+    let scale: S = attn_scale(sh.dh);
+    crate::numerics::flops::add(4 * pairs(sh, qs));
     z.par_chunks_mut(nq * hd)
         .zip(scores.par_chunks_mut(nh * nq * t))
         .zip(pattern.par_chunks_mut(nh * nq * t))
         .enumerate()
         .for_each(|(b, ((z, scores), pattern))| {
-            for h in 0..nh {
-                for (qi, &i) in qs.iter().enumerate() {
-                    let row = (h * nq + qi) * t;
-                    let qo = sh.q(b * t + i, h);
-                    let mut m = S::neg_infinity();
-                    for j in 0..=i {
-                        let ko = sh.k(b * t + j, h);
-                        let mut dot = S::zero();
-                        for d in 0..dh {
-                            dot += qkv[qo + d] * qkv[ko + d];
-                        }
-                        let s = dot / scale;
-                        scores[row + j] = s;
-                        m = m.max_by_value(s);
-                    }
-                    let mut sum = S::zero();
-                    for j in 0..=i {
-                        let e = (scores[row + j] - m).exp();
-                        pattern[row + j] = e;
-                        sum += e;
-                    }
-                    for j in 0..=i {
-                        pattern[row + j] /= sum;
-                    }
-                    for j in i + 1..t {
-                        scores[row + j] = S::neg_infinity();
-                        pattern[row + j] = S::zero();
-                    }
-                    let zi = &mut z[qi * hd + h * dh..qi * hd + (h + 1) * dh];
-                    zi.fill(S::zero());
-                    for j in 0..=i {
-                        let p = pattern[row + j];
-                        let vo = sh.v(b * t + j, h);
-                        for d in 0..dh {
-                            zi[d] += p * qkv[vo + d];
-                        }
-                    }
-                }
-            }
+            let one = Example { b, qkv, sh, qs, scale };
+            fused!(F => forward_example::<S, F>(&one, z, scores, pattern))
         });
+}
+
+/// (query, causal key, head dimension) triples: one FMA each for q·k and for p·v.
+fn pairs(sh: AttnShape, qs: &[usize]) -> usize {
+    sh.b * sh.h * sh.dh * qs.iter().map(|&i| i + 1).sum::<usize>()
+}
+
+/// One batch element's view of the attention inputs.
+struct Example<'a, S> {
+    b: usize,
+    qkv: &'a [S],
+    sh: AttnShape,
+    qs: &'a [usize],
+    scale: S,
+}
+
+/// Attention of one batch element: z (nq, H·dh), scores and pattern (H, nq, T).
+#[inline(always)]
+fn forward_example<S: Scalar, F: Fma>(e: &Example<'_, S>, z: &mut [S], scores: &mut [S], pattern: &mut [S]) {
+    let Example { b, qkv, sh, qs, scale } = *e;
+    let AttnShape { t, h: nh, dh, .. } = sh;
+    let (hd, nq) = (sh.hd(), qs.len());
+    for h in 0..nh {
+        for (qi, &i) in qs.iter().enumerate() {
+            let row = (h * nq + qi) * t;
+            let q = &qkv[sh.q(b * t + i, h)..][..dh];
+            let mut m = S::neg_infinity();
+            for j in 0..=i {
+                let k = &qkv[sh.k(b * t + j, h)..][..dh];
+                let s = dot::<S, F>(q, k) / scale;
+                scores[row + j] = s;
+                m = m.max_by_value(s);
+            }
+            let mut sum = S::zero();
+            for j in 0..=i {
+                let e = (scores[row + j] - m).exp();
+                pattern[row + j] = e;
+                sum += e;
+            }
+            for j in 0..=i {
+                pattern[row + j] /= sum;
+            }
+            scores[row + i + 1..row + t].fill(S::neg_infinity());
+            pattern[row + i + 1..row + t].fill(S::zero());
+            let zi = &mut z[qi * hd + h * dh..][..dh];
+            zi.fill(S::zero());
+            for j in 0..=i {
+                axpy::<S, F>(zi, pattern[row + j], &qkv[sh.v(b * t + j, h)..][..dh]);
+            }
+        }
+    }
+}
+
+/// `Σ_d x_d·y_d`, d ascending, fused.
+#[inline(always)]
+fn dot<S: Scalar, F: Fma>(x: &[S], y: &[S]) -> S {
+    let mut acc = S::zero();
+    for (&a, &b) in x.iter().zip(y) {
+        acc = S::fma::<F>(a, b, acc);
+    }
+    acc
+}
+
+/// `y_d = fma(alpha, x_d, y_d)` (one step of a sum over the caller's index).
+#[inline(always)]
+fn axpy<S: Scalar, F: Fma>(y: &mut [S], alpha: S, x: &[S]) {
+    for (o, &v) in y.iter_mut().zip(x) {
+        *o = S::fma::<F>(alpha, v, *o);
+    }
 }
 
 /// dqkv (B·T, 3·H·dh) = attention'(dz) for the query positions `qs`; overwritten (Q rows of
 /// other positions are zero). dz is (B·nq, H·dh), pattern (B, H, nq, T). Sums run in ascending
 /// key order for dq and ascending query order for dk and dv.
 pub fn attention_backward<S: Scalar>(dqkv: &mut [S], dz: &[S], pattern: &[S], qkv: &[S], sh: AttnShape, qs: &[usize]) {
-    let AttnShape { t, h: nh, dh, .. } = sh;
+    let AttnShape { t, h: nh, .. } = sh;
     let (hd, nq) = (sh.hd(), qs.len());
-    let scale: S = attn_scale(dh);
+    let scale: S = attn_scale(sh.dh);
+    crate::numerics::flops::add(8 * pairs(sh, qs));
     dqkv.par_chunks_mut(t * 3 * hd).enumerate().for_each(|(b, dqkv)| {
-        dqkv.fill(S::zero());
-        let local = |n: usize| n - b * t * 3 * hd;
+        let one = Example { b, qkv, sh, qs, scale };
         let pattern = &pattern[b * nh * nq * t..(b + 1) * nh * nq * t];
         let dz = &dz[b * nq * hd..(b + 1) * nq * hd];
-        let mut dscore = vec![S::zero(); nq * t];
-        for h in 0..nh {
-            // dp_ij = dz_i · v_j, then the softmax backward ds_ij = p_ij (dp_ij − Σ_k p_ik dp_ik).
-            for (qi, &i) in qs.iter().enumerate() {
-                let row = (h * nq + qi) * t;
-                let dzi = &dz[qi * hd + h * dh..qi * hd + (h + 1) * dh];
-                let mut dot_pd = S::zero();
-                for j in 0..=i {
-                    let vo = sh.v(b * t + j, h);
-                    let mut dp = S::zero();
-                    for d in 0..dh {
-                        dp += dzi[d] * qkv[vo + d];
-                    }
-                    dscore[qi * t + j] = dp;
-                    dot_pd += pattern[row + j] * dp;
-                }
-                for j in 0..=i {
-                    let p = pattern[row + j];
-                    dscore[qi * t + j] = p * (dscore[qi * t + j] - dot_pd) / scale;
-                }
+        fused!(F => backward_example::<S, F>(&one, dqkv, dz, pattern))
+    });
+}
+
+/// The backward of one batch element: dqkv (T, 3·H·dh) from dz (nq, H·dh), pattern (H, nq, T).
+#[inline(always)]
+fn backward_example<S: Scalar, F: Fma>(e: &Example<'_, S>, dqkv: &mut [S], dz: &[S], pattern: &[S]) {
+    let Example { b, qkv, sh, qs, scale } = *e;
+    let AttnShape { t, h: nh, dh, .. } = sh;
+    let (hd, nq) = (sh.hd(), qs.len());
+    dqkv.fill(S::zero());
+    let local = |n: usize| n - b * t * 3 * hd;
+    let mut dscore = vec![S::zero(); nq * t];
+    for h in 0..nh {
+        // dp_ij = dz_i · v_j, then the softmax backward ds_ij = p_ij (dp_ij − Σ_k p_ik dp_ik).
+        for (qi, &i) in qs.iter().enumerate() {
+            let row = (h * nq + qi) * t;
+            let dzi = &dz[qi * hd + h * dh..][..dh];
+            let mut dot_pd = S::zero();
+            for j in 0..=i {
+                let dp = dot::<S, F>(dzi, &qkv[sh.v(b * t + j, h)..][..dh]);
+                dscore[qi * t + j] = dp;
+                dot_pd = S::fma::<F>(pattern[row + j], dp, dot_pd);
             }
-            // dq_i = Σ_j ds_ij k_j.
-            for (qi, &i) in qs.iter().enumerate() {
-                let dq0 = local(sh.q(b * t + i, h));
-                for j in 0..=i {
-                    let ds = dscore[qi * t + j];
-                    let kj = sh.k(b * t + j, h);
-                    for d in 0..dh {
-                        dqkv[dq0 + d] += ds * qkv[kj + d];
-                    }
-                }
-            }
-            // dk_j = Σ_{i≥j} ds_ij q_i, dv_j = Σ_{i≥j} p_ij dz_i.
-            for j in 0..t {
-                let dk0 = local(sh.k(b * t + j, h));
-                let dv0 = local(sh.v(b * t + j, h));
-                for (qi, &i) in qs.iter().enumerate() {
-                    if i < j {
-                        continue;
-                    }
-                    let ds = dscore[qi * t + j];
-                    let p = pattern[(h * nq + qi) * t + j];
-                    let qo = sh.q(b * t + i, h);
-                    let dzi = qi * hd + h * dh;
-                    for d in 0..dh {
-                        dqkv[dk0 + d] += ds * qkv[qo + d];
-                        dqkv[dv0 + d] += p * dz[dzi + d];
-                    }
-                }
+            for j in 0..=i {
+                let p = pattern[row + j];
+                dscore[qi * t + j] = p * (dscore[qi * t + j] - dot_pd) / scale;
             }
         }
-    });
+        // dq_i = Σ_j ds_ij k_j.
+        for (qi, &i) in qs.iter().enumerate() {
+            let dq0 = local(sh.q(b * t + i, h));
+            for j in 0..=i {
+                axpy::<S, F>(&mut dqkv[dq0..dq0 + dh], dscore[qi * t + j], &qkv[sh.k(b * t + j, h)..][..dh]);
+            }
+        }
+        // dk_j = Σ_{i≥j} ds_ij q_i, dv_j = Σ_{i≥j} p_ij dz_i.
+        for j in 0..t {
+            let dk0 = local(sh.k(b * t + j, h));
+            let dv0 = local(sh.v(b * t + j, h));
+            for (qi, &i) in qs.iter().enumerate() {
+                if i < j {
+                    continue;
+                }
+                let ds = dscore[qi * t + j];
+                let p = pattern[(h * nq + qi) * t + j];
+                axpy::<S, F>(&mut dqkv[dk0..dk0 + dh], ds, &qkv[sh.q(b * t + i, h)..][..dh]);
+                axpy::<S, F>(&mut dqkv[dv0..dv0 + dh], p, &dz[qi * hd + h * dh..][..dh]);
+            }
+        }
+    }
 }

@@ -6,6 +6,8 @@
 //! Each operation uses the textbook derivative with plain `+ − × ÷` in a fixed order, so the
 //! tangent is as deterministic as the value; the value part is exactly the f64 computation.
 
+use super::fused::Fma;
+use super::matmul::Product;
 use super::scalar::{Dtype, Scalar};
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
@@ -107,6 +109,16 @@ impl Scalar for Dual {
     fn neg_infinity() -> Self {
         Dual { v: f64::NEG_INFINITY, t: 0.0 }
     }
+    /// The value is the f64 model's `fma(a, b, c)`; the tangent `a'b + ab' + c'` is fused the
+    /// same way, `fma(a, b', fma(a', b, c'))`.
+    #[inline(always)]
+    fn fma<F: Fma>(a: Self, b: Self, c: Self) -> Self {
+        Dual { v: F::f64(a.v, b.v, c.v), t: F::f64(a.v, b.t, F::f64(a.t, b.v, c.t)) }
+    }
+    #[inline]
+    fn matmul(p: Product<'_, Self>) {
+        products::run(p)
+    }
     #[inline(always)]
     fn exp(self) -> Self {
         let e = super::math::exp(self.v);
@@ -162,7 +174,8 @@ mod tests {
 /// tangent is `(Σ_p At·Bv) + (Σ_p Av·Bt)`, each sum in p order, then added (documented order).
 pub(crate) mod products {
     use super::Dual;
-    use crate::numerics::matmul::{Accum, matmul_nn, matmul_tn};
+    use crate::numerics::Scalar;
+    use crate::numerics::matmul::{Accum, Product};
     use std::cell::RefCell;
 
     /// Split operands and partial products, reused between calls (fresh multi-megabyte buffers
@@ -207,17 +220,9 @@ pub(crate) mod products {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn nn(
-        out: &mut [Dual],
-        a: &[Dual],
-        b: &[Dual],
-        bias: Option<&[Dual]>,
-        m: usize,
-        k: usize,
-        n: usize,
-        accum: Accum,
-    ) {
+    /// `p` as three f64 products on split operands, then recombined.
+    pub fn run(p: Product<'_, Dual>) {
+        let Product { out, a, a_trans, b, bias, m, k, n, accum } = p;
         BUFFERS.with(|cell| {
             let mut guard = cell.borrow_mut();
             let bf = &mut *guard;
@@ -231,26 +236,13 @@ pub(crate) mod products {
                 sized(x, m * n);
             }
             let bias_v = bias.map(|_| bf.bias.as_slice());
-            matmul_nn(&mut bf.v, &bf.av, &bf.bv, bias_v, m, k, n, Accum::Set);
-            matmul_nn(&mut bf.t1, &bf.at, &bf.bv, None, m, k, n, Accum::Set);
-            matmul_nn(&mut bf.t2, &bf.av, &bf.bt, None, m, k, n, Accum::Set);
+            let f64_product = |out: &mut [f64], a: &[f64], b: &[f64], bias: Option<&[f64]>| {
+                f64::matmul(Product { out, a, a_trans, b, bias, m, k, n, accum: Accum::Set })
+            };
+            f64_product(&mut bf.v, &bf.av, &bf.bv, bias_v);
+            f64_product(&mut bf.t1, &bf.at, &bf.bv, None);
+            f64_product(&mut bf.t2, &bf.av, &bf.bt, None);
             combine(out, bf, bias, n, accum);
-        })
-    }
-
-    pub fn tn(out: &mut [Dual], a: &[Dual], b: &[Dual], m: usize, k: usize, n: usize, accum: Accum) {
-        BUFFERS.with(|cell| {
-            let mut guard = cell.borrow_mut();
-            let bf = &mut *guard;
-            split(a, &mut bf.av, &mut bf.at);
-            split(b, &mut bf.bv, &mut bf.bt);
-            for x in [&mut bf.v, &mut bf.t1, &mut bf.t2] {
-                sized(x, m * n);
-            }
-            matmul_tn(&mut bf.v, &bf.av, &bf.bv, m, k, n, Accum::Set);
-            matmul_tn(&mut bf.t1, &bf.at, &bf.bv, m, k, n, Accum::Set);
-            matmul_tn(&mut bf.t2, &bf.av, &bf.bt, m, k, n, Accum::Set);
-            combine(out, bf, None, n, accum);
         })
     }
 }

@@ -1,7 +1,10 @@
 //! The scalar type the model is generic over: `f32` for training, `f64` for checks, and (for exact
-//! Hessian-vector products) a dual number. Only plain `+ - * /` and the functions of
-//! [`crate::numerics::math`] are available, so no implementation can contract into an FMA.
+//! Hessian-vector products) a dual number. Plain `+ - * /` (Rust never contracts them into an
+//! FMA), the functions of [`crate::numerics::math`], and one fused multiply-add, [`Scalar::fma`],
+//! generic over the SIMD level's [`Fma`] (arithmetic v2, docs/determinism.md).
 
+use super::fused::Fma;
+use super::matmul::Product;
 use std::fmt::Debug;
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
@@ -61,6 +64,15 @@ pub trait Scalar:
     }
     fn neg_infinity() -> Self;
 
+    /// `a·b + c` with one rounding, by the level's FMA (the one fused operation of the crate).
+    fn fma<F: Fma>(a: Self, b: Self, c: Self) -> Self;
+
+    /// Run a matrix product (the hook lets dual numbers split it into f64 products).
+    #[inline]
+    fn matmul(p: Product<'_, Self>) {
+        super::gemm::run(p)
+    }
+
     fn exp(self) -> Self;
     fn ln(self) -> Self;
     fn sqrt(self) -> Self;
@@ -102,6 +114,10 @@ impl Scalar for f32 {
     #[inline(always)]
     fn neg_infinity() -> Self {
         f32::NEG_INFINITY
+    }
+    #[inline(always)]
+    fn fma<F: Fma>(a: Self, b: Self, c: Self) -> Self {
+        F::f32(a, b, c)
     }
     /// `libm::expf`, in its bit-identical branch-free form (vectorises in loops).
     #[inline(always)]
@@ -151,6 +167,10 @@ impl Scalar for f64 {
     #[inline(always)]
     fn neg_infinity() -> Self {
         f64::NEG_INFINITY
+    }
+    #[inline(always)]
+    fn fma<F: Fma>(a: Self, b: Self, c: Self) -> Self {
+        F::f64(a, b, c)
     }
     #[inline(always)]
     fn exp(self) -> Self {

@@ -19,30 +19,30 @@ use std::path::{Path, PathBuf};
 pub struct Manifest {
     pub windtunnel_version: String,
     pub git_revision: String,
+    /// [`crate::numerics::ARITHMETIC`] of the build that trained the run (absent before v2: 1).
+    #[serde(default = "arithmetic_v1")]
+    pub arithmetic: u32,
     pub threads: usize,
     /// Widest SIMD extension of this CPU, and the level the binary was compiled for.
     pub simd_cpu: String,
     pub simd_compiled: String,
+    /// CPU brand string and the kernels chosen for it (speed only; never the bits).
+    #[serde(default)]
+    pub cpu: String,
+    #[serde(default)]
+    pub kernels: String,
     pub dtype: String,
     pub command: Vec<String>,
     pub started_unix_s: u64,
 }
 
+fn arithmetic_v1() -> u32 {
+    1
+}
+
+/// The widest SIMD level of this CPU (`scalar`, `avx2+fma`, `avx512`).
 pub fn simd_cpu() -> String {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            return "avx512f".into();
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return "avx2".into();
-        }
-        "sse2".into()
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        std::env::consts::ARCH.into()
-    }
+    crate::numerics::simd::detected().name().into()
 }
 
 pub fn simd_compiled() -> String {
@@ -63,9 +63,12 @@ impl Manifest {
         Manifest {
             windtunnel_version: env!("CARGO_PKG_VERSION").into(),
             git_revision: env!("WINDTUNNEL_GIT_REV").into(),
+            arithmetic: crate::numerics::ARITHMETIC,
             threads: rayon::current_num_threads(),
             simd_cpu: simd_cpu(),
             simd_compiled: simd_compiled(),
+            cpu: crate::numerics::simd::cpu_model(),
+            kernels: crate::numerics::kernel_summary(),
             dtype: dtype.into(),
             command: std::env::args().collect(),
             started_unix_s: std::time::SystemTime::now()
@@ -73,6 +76,32 @@ impl Manifest {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
         }
+    }
+
+    /// `manifest.json` of the run directory `dir`.
+    pub fn read(dir: &Path) -> Result<Self> {
+        let mp = dir.join("manifest.json");
+        let text = std::fs::read_to_string(&mp).map_err(|e| Error::io(&mp, e))?;
+        serde_json::from_str(&text).map_err(|e| Error::format(&mp, e.to_string()))
+    }
+
+    /// Refuse to continue a run trained under another arithmetic: its trajectory would mix two.
+    pub fn check_resumable(&self, dir: &Path) -> Result<()> {
+        let now = crate::numerics::ARITHMETIC;
+        if self.arithmetic == now {
+            return Ok(());
+        }
+        Err(Error::other(format!(
+            "{} was trained under arithmetic v{} (windtunnel {} at {}); this build computes arithmetic v{now}, so resuming \
+             would mix two arithmetics in one trajectory. Start the run over (--force), or finish it with a v{} build \
+             (git checkout {})",
+            dir.display(),
+            self.arithmetic,
+            self.windtunnel_version,
+            self.git_revision,
+            self.arithmetic,
+            self.git_revision.trim_end_matches("-dirty")
+        )))
     }
 }
 
@@ -172,15 +201,13 @@ impl RunDir {
             return Err(Error::format(path, "not a windtunnel run directory (no config.toml)"));
         }
         let cfg = RunConfig::load(Some(&cp), &[])?;
-        let mp = path.join("manifest.json");
-        let text = std::fs::read_to_string(&mp).map_err(|e| Error::io(&mp, e))?;
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::format(&mp, e.to_string()))?;
-        Ok((cfg, m.dtype))
+        Ok((cfg, Manifest::read(path)?.dtype))
     }
 
     /// Reopen a run for resuming: load `resume.safetensors` into `trainer` and drop metric
     /// records newer than the resumed step (they are regenerated identically).
     pub fn resume<S: Scalar>(path: &Path, trainer: &mut Trainer<S>) -> Result<Self> {
+        Manifest::read(path)?.check_resumable(path)?;
         let c = &trainer.cfg.train;
         let hp = AdamWParams { beta1: c.beta1, beta2: c.beta2, eps: c.adam_eps, weight_decay: c.weight_decay };
         let mut opt = AdamW::new(hp, trainer.model.layout.total);

@@ -1,0 +1,360 @@
+//! The matrix-product kernel behind [`super::matmul`]: packed panels, register tiles, FMA.
+//!
+//! Every output is `acc = 0; acc = fma(a[i,p], b[p,j], acc)` for `p = 0..k` ascending, then
+//! finished (`+ bias`, or `out + acc`). How the work is tiled — the register tile `R×C`, the
+//! inner-dimension block `kc`, which rows a thread owns — never changes that sequence: a running
+//! sum carried between `kc` blocks is stored and reloaded exactly, zero-padded rows and columns of
+//! a tile are computed and discarded, and vector lanes run across output columns only. So every
+//! [`Tiling`] at every SIMD level gives the same bits (`tests/simd_levels.rs` forces each one).
+
+use super::fused::{Fma, Hardware, Software};
+use super::matmul::{Accum, Product, finish};
+use super::scalar::Scalar;
+use super::simd::{self, Level, Uarch};
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::thread::LocalKey;
+
+/// A register tile: `rows × cols` outputs kept in vector registers while `p` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiling {
+    pub rows: usize,
+    pub cols: usize,
+}
+
+/// Every tiling the kernel is compiled for (tests force each one).
+pub const TILINGS: [Tiling; 7] = [
+    Tiling { rows: 4, cols: 8 },
+    Tiling { rows: 6, cols: 8 },
+    Tiling { rows: 6, cols: 16 },
+    Tiling { rows: 8, cols: 16 },
+    Tiling { rows: 8, cols: 32 },
+    Tiling { rows: 12, cols: 16 },
+    Tiling { rows: 12, cols: 32 },
+];
+
+impl Tiling {
+    pub fn name(self) -> String {
+        format!("{}x{}", self.rows, self.cols)
+    }
+
+    /// Inner-dimension block: the `kc × cols` panel of `b` stays within 16 KiB of L1.
+    fn kc(self, elem_bytes: usize) -> usize {
+        (16 * 1024 / (self.cols * elem_bytes)).max(64)
+    }
+}
+
+/// Tiling forced by [`force_tiling`] (index + 1; 0 = the per-CPU choice).
+static FORCED: AtomicU8 = AtomicU8::new(0);
+
+/// Force one tiling for the whole process (tests and benchmarks), or `None` for the CPU's own.
+pub fn force_tiling(t: Option<Tiling>) {
+    let code = t.map_or(0, |t| 1 + TILINGS.iter().position(|&x| x == t).expect("tiling not in TILINGS") as u8);
+    FORCED.store(code, Ordering::SeqCst);
+}
+
+/// The tiling used for `elem_bytes`-wide elements at `level`: forced, or tuned per CPU.
+pub fn tiling(level: Level, elem_bytes: usize) -> Tiling {
+    match FORCED.load(Ordering::Relaxed) {
+        0 => tuned(level, simd::uarch(), elem_bytes),
+        i => TILINGS[i as usize - 1],
+    }
+}
+
+/// Register budget per level and core (docs/PERFORMANCE.md): AVX2 has 16 ymm registers, so
+/// 12 accumulators + 2 `b` vectors + a broadcast; AVX-512 has 32 zmm. Cores with two full-width
+/// FMA pipes of latency 4 (Intel server, Zen 5) need ≥ 8 independent accumulators to stay busy,
+/// and get 24; Zen 4's double-pumped pipes are fed by 16.
+fn tuned(level: Level, uarch: Uarch, elem_bytes: usize) -> Tiling {
+    let lanes = |bytes_per_vec: usize| bytes_per_vec / elem_bytes;
+    let (rows, vecs_per_row, vec_bytes) = match (level, uarch) {
+        (Level::Scalar, _) => return Tiling { rows: 4, cols: 8 },
+        (Level::Avx2, _) => (6, 2, 32),
+        (Level::Avx512, Uarch::Zen4) => (8, 2, 64),
+        (Level::Avx512, _) => (12, 2, 64),
+    };
+    let t = Tiling { rows, cols: vecs_per_row * lanes(vec_bytes) };
+    debug_assert!(TILINGS.contains(&t));
+    t
+}
+
+/// Rows per parallel task are a multiple of this (a shape-only partition, independent of tiling).
+const ROW_QUANTUM: usize = 24;
+/// Target number of parallel tasks per product (enough to balance a few cores).
+const TASKS: usize = 8;
+/// Minimum multiply-adds per parallel task; below this rayon overhead dominates.
+const MIN_WORK_PER_TASK: usize = 1 << 17;
+
+thread_local! {
+    static B_PACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static A_PACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static PARTIAL: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `f` on a per-thread scratch slice of `len` elements (contents unspecified), reused between
+/// calls: multi-megabyte fresh buffers cost more in page faults than the products themselves.
+/// The buffer is taken out while in use, so a nested call simply allocates.
+fn with_scratch<S: Scalar, R>(
+    slot: &'static LocalKey<RefCell<Vec<u64>>>,
+    len: usize,
+    f: impl FnOnce(&mut [S]) -> R,
+) -> R {
+    assert!(std::mem::align_of::<S>() <= 8);
+    let mut buf = slot.with(|c| c.take());
+    let words = (len * std::mem::size_of::<S>()).div_ceil(8);
+    if buf.len() < words {
+        buf.resize(words, 0);
+    }
+    // SAFETY: the buffer holds at least `len` S-sized, 8-aligned slots; S is f32 or f64 here
+    // (dual numbers take their own path), for which every bit pattern is a valid value.
+    let view = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut S, len) };
+    let r = f(view);
+    slot.with(|c| c.replace(buf));
+    r
+}
+
+/// Run one product (f32 or f64).
+pub(crate) fn run<S: Scalar>(p: Product<'_, S>) {
+    if p.m == 0 || p.n == 0 {
+        return;
+    }
+    let level = simd::level();
+    let t = tiling(level, std::mem::size_of::<S>());
+    let Product { out, a, a_trans, b, bias, m, k, n, accum } = p;
+    with_scratch(&B_PACK, n.div_ceil(t.cols) * t.cols * k, |bpack: &mut [S]| {
+        pack_b(bpack, b, k, n, t.cols);
+        let bpack = &*bpack;
+        run_rows(out, m, k, n, |row0, rows, out| {
+            run_task(Task { out, a, a_trans, m, row0, rows, bpack, k, n, bias, accum }, level, t)
+        });
+    });
+}
+
+/// One task on this thread: its scratch, then the level's compiled copy.
+fn run_task<S: Scalar>(task: Task<'_, S>, level: Level, t: Tiling) {
+    let (nip, njp) = (task.rows.div_ceil(t.rows), task.n.div_ceil(t.cols));
+    let carried = if task.k > t.kc(std::mem::size_of::<S>()) { nip * njp * t.rows * t.cols } else { 0 };
+    with_scratch(&A_PACK, nip * t.rows * task.k, |apack: &mut [S]| {
+        with_scratch(&PARTIAL, carried, |partial: &mut [S]| {
+            let scratch = Scratch { apack, partial };
+            match level {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `level()` only returns Avx512 when the CPU reports it (with fma).
+                Level::Avx512 => unsafe { task_avx512(task, scratch, t) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `level()` only returns Avx2 when the CPU reports avx2 and fma.
+                Level::Avx2 => unsafe { task_avx2(task, scratch, t) },
+                _ => by_tiling::<S, Software>(task, scratch, t),
+            }
+        })
+    })
+}
+
+/// Split the output rows into fixed blocks (a function of the shape only) and run `f` on each,
+/// in parallel when the work is large enough. Each block is owned by exactly one task.
+fn run_rows<S: Scalar>(out: &mut [S], m: usize, k: usize, n: usize, f: impl Fn(usize, usize, &mut [S]) + Sync + Send) {
+    let work_per_row = k.max(1) * n;
+    let rows_per_task =
+        MIN_WORK_PER_TASK.div_ceil(work_per_row).max(m.div_ceil(TASKS)).next_multiple_of(ROW_QUANTUM).min(m);
+    if rows_per_task >= m {
+        return f(0, m, out);
+    }
+    out.par_chunks_mut(rows_per_task * n)
+        .enumerate()
+        .for_each(|(t, chunk)| f(t * rows_per_task, chunk.len() / n, chunk));
+}
+
+/// `bpack[jp][p][c] = b[p, jp·C + c]` (zero past column n): each `C`-wide column panel of `b`
+/// contiguous, so the tile streams it without cache-set conflicts.
+fn pack_b<S: Scalar>(bpack: &mut [S], b: &[S], k: usize, n: usize, c: usize) {
+    // Row `p` of `b` is read once, contiguously, and dealt out to the panels (strided reads
+    // down a column panel would miss the cache at every row).
+    let panel_len = k * c;
+    for p in 0..k {
+        for (jp, chunk) in b[p * n..(p + 1) * n].chunks(c).enumerate() {
+            let dst = &mut bpack[jp * panel_len + p * c..][..c];
+            for (i, d) in dst.iter_mut().enumerate() {
+                *d = chunk.get(i).copied().unwrap_or(S::zero());
+            }
+        }
+    }
+}
+
+/// A task's packed rows of `a`, and the sums carried between `kc` blocks.
+struct Scratch<'a, S> {
+    apack: &'a mut [S],
+    partial: &'a mut [S],
+}
+
+/// One task's rows of one product.
+struct Task<'a, S> {
+    out: &'a mut [S],
+    a: &'a [S],
+    a_trans: bool,
+    m: usize,
+    row0: usize,
+    rows: usize,
+    bpack: &'a [S],
+    k: usize,
+    n: usize,
+    bias: Option<&'a [S]>,
+    accum: Accum,
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+unsafe fn task_avx512<S: Scalar>(task: Task<'_, S>, scratch: Scratch<'_, S>, t: Tiling) {
+    by_tiling::<S, Hardware>(task, scratch, t)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn task_avx2<S: Scalar>(task: Task<'_, S>, scratch: Scratch<'_, S>, t: Tiling) {
+    by_tiling::<S, Hardware>(task, scratch, t)
+}
+
+#[inline(always)]
+fn by_tiling<S: Scalar, F: Fma>(task: Task<'_, S>, scratch: Scratch<'_, S>, t: Tiling) {
+    match (t.rows, t.cols) {
+        (4, 8) => tiles::<S, F, 4, 8>(task, scratch),
+        (6, 8) => tiles::<S, F, 6, 8>(task, scratch),
+        (6, 16) => tiles::<S, F, 6, 16>(task, scratch),
+        (8, 16) => tiles::<S, F, 8, 16>(task, scratch),
+        (8, 32) => tiles::<S, F, 8, 32>(task, scratch),
+        (12, 16) => tiles::<S, F, 12, 16>(task, scratch),
+        (12, 32) => tiles::<S, F, 12, 32>(task, scratch),
+        _ => unreachable!("tiling {t:?} is not in TILINGS"),
+    }
+}
+
+/// The task's rows in `R`-row micro-panels of `a` × `C`-wide panels of `b`, the inner
+/// dimension in blocks of `kc` (column panels inside, so one `kc × C` block of `b` serves every
+/// row tile while it is in L1).
+#[inline(always)]
+fn tiles<S: Scalar, F: Fma, const R: usize, const C: usize>(t: Task<'_, S>, scratch: Scratch<'_, S>) {
+    let (nip, njp, k) = (t.rows.div_ceil(R), t.n.div_ceil(C), t.k);
+    let kc = Tiling { rows: R, cols: C }.kc(std::mem::size_of::<S>());
+    let Task { out, a, a_trans, m, row0, rows, bpack, n, bias, accum, .. } = t;
+    let Scratch { apack, partial } = scratch;
+    let mut sink = Sink { out, rows, n, bias, accum };
+    pack_a::<S, R>(apack, a, a_trans, m, row0, rows, k);
+    let mut k0 = 0;
+    while k0 < k.max(1) {
+        let kl = kc.min(k - k0);
+        let (first, last) = (k0 == 0, k0 + kl >= k);
+        for jp in 0..njp {
+            let bp = &bpack[jp * C * k + k0 * C..][..kl * C];
+            for ip in 0..nip {
+                let ap = &apack[ip * R * k + k0 * R..][..kl * R];
+                let carried = &mut partial
+                    [if first && last { 0..0 } else { (jp * nip + ip) * R * C..(jp * nip + ip + 1) * R * C }];
+                let acc = tile::<S, F, R, C>(if first { None } else { Some(carried) }, ap, bp);
+                if last {
+                    store::<S, R, C>(&mut sink, &acc, ip * R, jp * C);
+                } else {
+                    for (row, dst) in acc.iter().zip(carried.chunks_exact_mut(C)) {
+                        let dst: &mut [S; C] = dst.try_into().unwrap();
+                        *dst = *row;
+                    }
+                }
+            }
+        }
+        k0 += kl.max(1);
+    }
+}
+
+/// `apack[ip][p][r] = a[row0 + ip·R + r, p]` (zero past the task's rows), written in `p` order.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn pack_a<S: Scalar, const R: usize>(
+    apack: &mut [S],
+    a: &[S],
+    a_trans: bool,
+    m: usize,
+    row0: usize,
+    rows: usize,
+    k: usize,
+) {
+    for (ip, panel) in apack.chunks_exact_mut(R * k.max(1)).enumerate().take(rows.div_ceil(R)) {
+        let first = row0 + ip * R;
+        let valid = R.min(rows - ip * R);
+        if a_trans {
+            // Column-major rows: `valid` contiguous values per `p`.
+            for (p, dst) in panel.chunks_exact_mut(R).enumerate() {
+                let src = &a[p * m + first..][..valid];
+                for (r, d) in dst.iter_mut().enumerate() {
+                    *d = if r < valid { src[r] } else { S::zero() };
+                }
+            }
+        } else {
+            // Row-major rows: read each row once, contiguously.
+            for r in 0..R {
+                let src = if r < valid { &a[(first + r) * k..][..k] } else { &a[..0] };
+                for (p, dst) in panel.chunks_exact_mut(R).enumerate() {
+                    dst[r] = src.get(p).copied().unwrap_or(S::zero());
+                }
+            }
+        }
+    }
+}
+
+/// The register tile: `acc[r][c] = fma(a[r,p], b[p,c], acc[r][c])` for the packed `p` in order,
+/// starting from zero or from the sums `carried` from the previous `kc` block. Fixed-size arrays
+/// let the compiler keep `acc` in vector registers and vectorise over `c` only.
+#[inline(always)]
+fn tile<S: Scalar, F: Fma, const R: usize, const C: usize>(carried: Option<&[S]>, ap: &[S], bp: &[S]) -> [[S; C]; R] {
+    let mut acc = [[S::zero(); C]; R];
+    if let Some(src) = carried {
+        for (r, row) in src.chunks_exact(C).take(R).enumerate() {
+            let row: &[S; C] = row.try_into().unwrap();
+            acc[r] = *row;
+        }
+    }
+    for (x, y) in ap.chunks_exact(R).zip(bp.chunks_exact(C)) {
+        let x: &[S; R] = x.try_into().unwrap();
+        let y: &[S; C] = y.try_into().unwrap();
+        for r in 0..R {
+            for c in 0..C {
+                acc[r][c] = S::fma::<F>(x[r], y[c], acc[r][c]);
+            }
+        }
+    }
+    acc
+}
+
+/// Where a finished tile goes: the task's rows of the output, with the bias or accumulation.
+struct Sink<'a, S> {
+    out: &'a mut [S],
+    rows: usize,
+    n: usize,
+    bias: Option<&'a [S]>,
+    accum: Accum,
+}
+
+/// Finish the tile's in-range outputs (`i`, `j`: the tile's origin in the task's rows).
+#[inline(always)]
+fn store<S: Scalar, const R: usize, const C: usize>(s: &mut Sink<'_, S>, acc: &[[S; C]; R], i: usize, j: usize) {
+    let (rows, cols) = (R.min(s.rows - i), C.min(s.n - j));
+    for (r, acc_r) in acc.iter().enumerate().take(rows) {
+        let orow = &mut s.out[(i + r) * s.n + j..][..cols];
+        let bias = s.bias.map(|bb| &bb[j..j + cols]);
+        match <&mut [S; C]>::try_from(&mut *orow) {
+            // Full-width tiles: a fixed trip count, so the finish vectorises.
+            Ok(full) => finish_row(full, acc_r, bias, s.accum),
+            Err(_) => finish_row(orow, acc_r, bias, s.accum),
+        }
+    }
+}
+
+/// `out[c] = finish(out[c], acc[c], bias[c])` over `out.len()` columns.
+#[inline(always)]
+fn finish_row<S: Scalar>(out: &mut [S], acc: &[S], bias: Option<&[S]>, accum: Accum) {
+    match (accum, bias) {
+        (Accum::Set, None) => out.iter_mut().zip(acc).for_each(|(o, &a)| *o = a),
+        (Accum::Set, Some(b)) => {
+            out.iter_mut().zip(acc).zip(b).for_each(|((o, &a), &b)| *o = finish(*o, a, Some(b), accum))
+        }
+        (Accum::Add, _) => out.iter_mut().zip(acc).for_each(|(o, &a)| *o = finish(*o, a, None, accum)),
+    }
+}
