@@ -7,9 +7,12 @@ pub mod config;
 pub mod embed;
 pub mod hooks;
 pub mod layer_norm;
+pub mod linear;
 pub mod loss;
 pub mod params;
 pub mod pass;
+pub mod qkv;
+pub mod residual;
 pub mod transformer;
 pub mod workspace;
 

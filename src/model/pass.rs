@@ -11,11 +11,13 @@ use super::activation::{act_backward, act_forward};
 use super::attention::{AttnShape, attention_backward, attention_forward};
 use super::embed::{embed_backward, embed_forward};
 use super::layer_norm::{layernorm_backward, layernorm_forward};
+use super::linear::{Linear, linear_backward, linear_forward};
 use super::loss::{crossentropy_backward, crossentropy_forward, shifted_targets};
-use super::transformer::{Model, add, pack_qkv, unpack_qkv_grads};
+use super::qkv::{pack_qkv, unpack_qkv_grads};
+use super::residual::{add, gather_rows, scatter_rows};
+use super::transformer::Model;
 use super::workspace::Workspace;
 use crate::numerics::Scalar;
-use crate::numerics::matmul::{Accum, matmul_nn, matmul_tn, sum_rows_into, transpose};
 use crate::task::Batch;
 use crate::task::tokenizer::IGNORE;
 
@@ -56,16 +58,8 @@ impl<S: Scalar> Model<S> {
             let a = &mut ws.layers[l];
             // ln1: (n, C); qkv = ln1·[W_Q|W_K|W_V] + b: (n, 3·HD)
             layernorm_forward(&mut a.ln1_out[..n * c], &mut a.ln1, x, self.p(bp.ln1_w), self.p(bp.ln1_b), c, cfg.eps);
-            matmul_nn(
-                &mut a.qkv[..n * 3 * hd],
-                &a.ln1_out[..n * c],
-                &ws.w_qkv,
-                Some(&ws.b_qkv),
-                n,
-                c,
-                3 * hd,
-                Accum::Set,
-            );
+            let qkv = Linear { w: &ws.w_qkv, b: &ws.b_qkv, d_in: c, d_out: 3 * hd };
+            linear_forward(&mut a.qkv[..n * 3 * hd], &a.ln1_out[..n * c], qkv, n);
             // z: (nq, HD) for the query positions qs; scores, pattern: (B, H, |qs|, t)
             let att = b * cfg.n_heads * qs.len() * t;
             attention_forward(
@@ -88,16 +82,7 @@ impl<S: Scalar> Model<S> {
                 }
             }
             // attn_out = z·W_O + b_O: (nq, C); resid_mid = x[qs] + attn_out
-            matmul_nn(
-                &mut a.attn_out[..nq * c],
-                &a.z[..nq * hd],
-                self.p(bp.w_o),
-                Some(self.p(bp.b_o)),
-                nq,
-                hd,
-                c,
-                Accum::Set,
-            );
+            linear_forward(&mut a.attn_out[..nq * c], &a.z[..nq * hd], self.linear(bp.w_o, bp.b_o, hd, c), nq);
             if qs.len() == t {
                 add(&mut a.resid_mid[..nq * c], x, &a.attn_out[..nq * c]);
             } else {
@@ -114,27 +99,9 @@ impl<S: Scalar> Model<S> {
                 c,
                 cfg.eps,
             );
-            matmul_nn(
-                &mut a.mlp_pre[..nq * f],
-                &a.ln2_out[..nq * c],
-                self.p(bp.w_in),
-                Some(self.p(bp.b_in)),
-                nq,
-                c,
-                f,
-                Accum::Set,
-            );
+            linear_forward(&mut a.mlp_pre[..nq * f], &a.ln2_out[..nq * c], self.linear(bp.w_in, bp.b_in, c, f), nq);
             act_forward(cfg.act_fn, &mut a.mlp_post[..nq * f], &mut a.mlp_erf[..nq * f], &a.mlp_pre[..nq * f]);
-            matmul_nn(
-                &mut a.mlp_out[..nq * c],
-                &a.mlp_post[..nq * f],
-                self.p(bp.w_out),
-                Some(self.p(bp.b_out)),
-                nq,
-                f,
-                c,
-                Accum::Set,
-            );
+            linear_forward(&mut a.mlp_out[..nq * c], &a.mlp_post[..nq * f], self.linear(bp.w_out, bp.b_out, f, c), nq);
             add(out, &a.resid_mid[..nq * c], &a.mlp_out[..nq * c]);
         }
         // Head at the output rows: (no, C) → (no, V)
@@ -149,16 +116,7 @@ impl<S: Scalar> Model<S> {
             c,
             cfg.eps,
         );
-        matmul_nn(
-            &mut ws.logits[..no * v],
-            &ws.lnf_out[..no * c],
-            self.p(lay.w_u),
-            Some(self.p(lay.b_u)),
-            no,
-            c,
-            v,
-            Accum::Set,
-        );
+        linear_forward(&mut ws.logits[..no * v], &ws.lnf_out[..no * c], self.linear(lay.w_u, lay.b_u, c, v), no);
 
         let full = shifted_targets(&batch.labels, batch.seq_len, t);
         let nout = ws.out_pos.len();
@@ -187,11 +145,9 @@ impl<S: Scalar> Model<S> {
 
         // Loss and head: dlogits (no, V) → dW_U, db_U, d(lnf_out) (no, C) → d_resid (no, C)
         crossentropy_backward(&mut ws.d_logits[..no * v], &ws.logits[..no * v], &ws.targets[..no], v, ws.n_scored);
-        let (dw_u, db_u) = lay.view2_mut(grads, lay.w_u, lay.b_u);
-        matmul_tn(dw_u, &ws.lnf_out[..no * c], &ws.d_logits[..no * v], c, no, v, Accum::Add);
-        sum_rows_into(db_u, &ws.d_logits[..no * v], no, v);
-        transpose(&mut ws.w_t[..c * v], self.p(lay.w_u), c, v);
-        matmul_nn(&mut ws.d_c[..no * c], &ws.d_logits[..no * v], &ws.w_t[..c * v], None, no, v, c, Accum::Set);
+        let (dw, db) = lay.view2_mut(grads, lay.w_u, lay.b_u);
+        let unembed = self.linear(lay.w_u, lay.b_u, c, v);
+        linear_backward(&mut ws.d_c, dw, db, &ws.d_logits, &ws.lnf_out, unembed, no, &mut ws.w_t);
         ws.d_resid[..no * c].fill(S::zero());
         let (dw, db) = lay.view2_mut(grads, lay.lnf_w, lay.lnf_b);
         layernorm_backward(&mut ws.d_resid[..no * c], dw, db, &ws.d_c[..no * c], &ws.lnf, self.p(lay.lnf_w), c);
@@ -204,10 +160,8 @@ impl<S: Scalar> Model<S> {
             let a = &ws.layers[l];
             // MLP: resid_out = resid_mid + mlp_out, all (nq, ·)
             let (dw, db) = lay.view2_mut(grads, bp.w_out, bp.b_out);
-            matmul_tn(dw, &a.mlp_post[..nq * f], &ws.d_resid[..nq * c], f, nq, c, Accum::Add);
-            sum_rows_into(db, &ws.d_resid[..nq * c], nq, c);
-            transpose(&mut ws.w_t[..f * c], self.p(bp.w_out), f, c);
-            matmul_nn(&mut ws.d_f[..nq * f], &ws.d_resid[..nq * c], &ws.w_t[..f * c], None, nq, c, f, Accum::Set);
+            let w_out = self.linear(bp.w_out, bp.b_out, f, c);
+            linear_backward(&mut ws.d_f, dw, db, &ws.d_resid, &a.mlp_post, w_out, nq, &mut ws.w_t);
             act_backward(
                 cfg.act_fn,
                 &mut ws.d_f2[..nq * f],
@@ -216,19 +170,15 @@ impl<S: Scalar> Model<S> {
                 &a.mlp_erf[..nq * f],
             );
             let (dw, db) = lay.view2_mut(grads, bp.w_in, bp.b_in);
-            matmul_tn(dw, &a.ln2_out[..nq * c], &ws.d_f2[..nq * f], c, nq, f, Accum::Add);
-            sum_rows_into(db, &ws.d_f2[..nq * f], nq, f);
-            transpose(&mut ws.w_t[..c * f], self.p(bp.w_in), c, f);
-            matmul_nn(&mut ws.d_c[..nq * c], &ws.d_f2[..nq * f], &ws.w_t[..c * f], None, nq, f, c, Accum::Set);
+            let w_in = self.linear(bp.w_in, bp.b_in, c, f);
+            linear_backward(&mut ws.d_c, dw, db, &ws.d_f2, &a.ln2_out, w_in, nq, &mut ws.w_t);
             let (dw, db) = lay.view2_mut(grads, bp.ln2_w, bp.ln2_b);
             layernorm_backward(&mut ws.d_resid[..nq * c], dw, db, &ws.d_c[..nq * c], &a.ln2, self.p(bp.ln2_w), c);
 
             // Attention: resid_mid = x[qs] + z·W_O + b_O; dz (nq, HD) → dqkv (n, 3·HD)
             let (dw, db) = lay.view2_mut(grads, bp.w_o, bp.b_o);
-            matmul_tn(dw, &a.z[..nq * hd], &ws.d_resid[..nq * c], hd, nq, c, Accum::Add);
-            sum_rows_into(db, &ws.d_resid[..nq * c], nq, c);
-            transpose(&mut ws.w_t[..hd * c], self.p(bp.w_o), hd, c);
-            matmul_nn(&mut ws.d_z[..nq * hd], &ws.d_resid[..nq * c], &ws.w_t[..hd * c], None, nq, c, hd, Accum::Set);
+            let w_o = self.linear(bp.w_o, bp.b_o, hd, c);
+            linear_backward(&mut ws.d_z, dw, db, &ws.d_resid, &a.z, w_o, nq, &mut ws.w_t);
             let att = b * cfg.n_heads * qs.len() * t;
             attention_backward(
                 &mut ws.d_qkv[..n * 3 * hd],
@@ -238,22 +188,13 @@ impl<S: Scalar> Model<S> {
                 sh,
                 qs,
             );
-            matmul_tn(&mut ws.dw_qkv, &a.ln1_out[..n * c], &ws.d_qkv[..n * 3 * hd], c, n, 3 * hd, Accum::Set);
+            // The packed [W_Q|W_K|W_V] gradient starts from zero, then is added into the TL tensors.
+            ws.dw_qkv.fill(S::zero());
             ws.db_qkv.fill(S::zero());
-            sum_rows_into(&mut ws.db_qkv, &ws.d_qkv[..n * 3 * hd], n, 3 * hd);
-            unpack_qkv_grads(grads, &ws.dw_qkv, &ws.db_qkv, self, l);
             pack_qkv(&mut ws.w_qkv, &mut ws.b_qkv, self, l);
-            transpose(&mut ws.w_t[..c * 3 * hd], &ws.w_qkv, c, 3 * hd);
-            matmul_nn(
-                &mut ws.d_c[..n * c],
-                &ws.d_qkv[..n * 3 * hd],
-                &ws.w_t[..c * 3 * hd],
-                None,
-                n,
-                3 * hd,
-                c,
-                Accum::Set,
-            );
+            let qkv = Linear { w: &ws.w_qkv, b: &ws.b_qkv, d_in: c, d_out: 3 * hd };
+            linear_backward(&mut ws.d_c, &mut ws.dw_qkv, &mut ws.db_qkv, &ws.d_qkv, &a.ln1_out, qkv, n, &mut ws.w_t);
+            unpack_qkv_grads(grads, &ws.dw_qkv, &ws.db_qkv, self, l);
             // The residual gradient of the block input: d(resid_mid) at the rows qs (zero
             // elsewhere), plus LayerNorm 1's backward at every row.
             if qs.len() != t {
@@ -268,27 +209,15 @@ impl<S: Scalar> Model<S> {
     }
 }
 
+impl<S: Scalar> Model<S> {
+    /// The linear layer of weight `w` and bias `b` (parameter indices), `d_in → d_out`.
+    fn linear(&self, w: usize, b: usize, d_in: usize, d_out: usize) -> Linear<'_, S> {
+        Linear { w: self.p(w), b: self.p(b), d_in, d_out }
+    }
+}
+
 /// Output positions for the scored forward: positions `p < t` whose next token is scored in some
 /// example.
 pub(crate) fn scored_positions(targets_full: &[i32], b: usize, t: usize) -> Vec<usize> {
     (0..t).filter(|&p| (0..b).any(|bi| targets_full[bi * t + p] != IGNORE)).collect()
-}
-
-/// dst (B·|qs|, C) = rows `b·t + q` of src (B·t, C), q ∈ qs.
-fn gather_rows<S: Scalar>(dst: &mut [S], src: &[S], qs: &[usize], t: usize, c: usize) {
-    for (r, d) in dst.chunks_exact_mut(c).enumerate() {
-        let (bi, j) = (r / qs.len(), r % qs.len());
-        let s = (bi * t + qs[j]) * c;
-        d.copy_from_slice(&src[s..s + c]);
-    }
-}
-
-/// dst (B·t, C) = zero except rows `b·t + q` = src rows (B·|qs|, C).
-fn scatter_rows<S: Scalar>(dst: &mut [S], src: &[S], qs: &[usize], t: usize, c: usize) {
-    dst.fill(S::zero());
-    for (r, s) in src.chunks_exact(c).enumerate() {
-        let (bi, j) = (r / qs.len(), r % qs.len());
-        let d = (bi * t + qs[j]) * c;
-        dst[d..d + c].copy_from_slice(s);
-    }
 }
