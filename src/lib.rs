@@ -15,7 +15,9 @@
 //! It holds because of five rules, enforced by tests and lints (`docs/determinism.md`):
 //! 1. every float output is produced by exactly one task in a fixed order: work is split by
 //!    output ownership, from shapes only, and floats are never reduced across threads;
-//! 2. no `mul_add`, FMA intrinsics or fast-math; SIMD runs only across independent outputs;
+//! 2. arithmetic v2: every sum of products is a chain of correctly rounded FMAs in a fixed order
+//!    (hardware or `libm`'s software FMA, same bits), reached only through [`numerics::fused`];
+//!    no reassociation, no fast-math; SIMD runs only across independent outputs;
 //! 3. transcendentals only through [`numerics::math`] (the pure-Rust `libm` crate);
 //! 4. no hash-map order reaches an output;
 //! 5. random streams are in-crate ([`rng`]) or pinned with test vectors.

@@ -1,7 +1,8 @@
 //! Every SIMD copy of every kernel, at every register tiling, computes the same bits: the golden
 //! fixture (forward, backward, three training steps) at every level this CPU supports and every
 //! tiling of the matrix kernel, and randomized matrix products in both layouts — shapes with
-//! ragged edges and with inner dimensions long enough to carry partial sums between blocks —
+//! ragged edges, inner dimensions long enough to carry partial sums between blocks, and a weight
+//! gradient large enough to be split among tasks by columns instead of rows —
 //! against the plain triple loop with `libm`'s software FMA. One test only, because the level
 //! cap and the forced tiling are process-wide.
 
@@ -27,7 +28,17 @@ fn golden(dtype: &str) -> Vec<(String, String)> {
 
 /// Both layouts, with bias and with accumulation, against the reference.
 fn products_match_reference<S: Scalar>(what: &str, s: &mut Stream) {
-    let shapes = [(1, 1, 1), (13, 7, 17), (25, 33, 130), (37, 65, 200), (12, 16, 16), (50, 9, 513), (7, 700, 40)];
+    // (20, 4100, 520): a weight-gradient shape large enough to split by columns (gemm::by_columns).
+    let shapes = [
+        (1, 1, 1),
+        (13, 7, 17),
+        (25, 33, 130),
+        (37, 65, 200),
+        (12, 16, 16),
+        (50, 9, 513),
+        (7, 700, 40),
+        (20, 4100, 520),
+    ];
     for &(m, k, n) in &shapes {
         let (a, at, b, bias) = (random::<S>(m * k, s), random::<S>(k * m, s), random::<S>(k * n, s), random::<S>(n, s));
         let (mut got, mut want) = (vec![S::zero(); m * n], vec![S::zero(); m * n]);

@@ -121,14 +121,56 @@ pub(crate) fn run<S: Scalar>(p: Product<'_, S>) {
     }
     let level = simd::level();
     let t = tiling(level, std::mem::size_of::<S>());
+    if by_columns(&p) {
+        return run_column_blocks(p, level, t);
+    }
     let Product { out, a, a_trans, b, bias, m, k, n, accum } = p;
     with_scratch(&B_PACK, n.div_ceil(t.cols) * t.cols * k, |bpack: &mut [S]| {
-        pack_b(bpack, b, k, n, t.cols);
+        pack_b(bpack, b, k, n, 0, n, t.cols);
         let bpack = &*bpack;
         run_rows(out, m, k, n, |row0, rows, out| {
             run_task(Task { out, a, a_trans, m, row0, rows, bpack, k, n, bias, accum }, level, t)
         });
     });
+}
+
+/// Weight gradients over a long batch (`dW = Xᵀ·dY` with `b` = dY of ≥ 2²¹ elements) and fewer
+/// output rows than columns split the *columns* among tasks: each task then streams only its own
+/// columns of the large `b`, where every row task would stream all of it. From the shape only.
+fn by_columns<S>(p: &Product<'_, S>) -> bool {
+    p.a_trans && p.m < p.n && p.n >= 2 * COL_QUANTUM && p.k * p.n >= 1 << 21
+}
+
+/// Columns per column task are a multiple of this (every tiling's width divides it).
+const COL_QUANTUM: usize = 32;
+/// Column tasks per product (each re-reads all of `a`, the smaller operand).
+const COL_TASKS: usize = 4;
+
+/// Column tasks compute their `m × w` block into their own buffer (`Accum::Set`, no bias), then
+/// each block is finished into `out` — the same `finish` of the same sums as a row task.
+fn run_column_blocks<S: Scalar>(p: Product<'_, S>, level: Level, t: Tiling) {
+    let Product { out, a, a_trans, b, bias, m, k, n, accum } = p;
+    let w = n.div_ceil(COL_TASKS).next_multiple_of(COL_QUANTUM);
+    let blocks: Vec<(usize, usize)> = (0..n).step_by(w).map(|j0| (j0, w.min(n - j0))).collect();
+    let sums: Vec<Vec<S>> = blocks
+        .par_iter()
+        .map(|&(j0, wd)| {
+            let mut block = vec![S::zero(); m * wd];
+            with_scratch(&B_PACK, wd.div_ceil(t.cols) * t.cols * k, |bpack: &mut [S]| {
+                pack_b(bpack, b, k, n, j0, wd, t.cols);
+                let (row0, rows, bias, accum) = (0, m, None, Accum::Set);
+                run_task(Task { out: &mut block, a, a_trans, m, row0, rows, bpack, k, n: wd, bias, accum }, level, t);
+            });
+            block
+        })
+        .collect();
+    for (&(j0, wd), block) in blocks.iter().zip(&sums) {
+        for (orow, brow) in out.chunks_exact_mut(n).zip(block.chunks_exact(wd)) {
+            for (j, (o, &acc)) in orow[j0..j0 + wd].iter_mut().zip(brow).enumerate() {
+                *o = finish(*o, acc, bias.map(|bb| bb[j0 + j]), accum);
+            }
+        }
+    }
 }
 
 /// One task on this thread: its scratch, then the level's compiled copy.
@@ -165,14 +207,14 @@ fn run_rows<S: Scalar>(out: &mut [S], m: usize, k: usize, n: usize, f: impl Fn(u
         .for_each(|(t, chunk)| f(t * rows_per_task, chunk.len() / n, chunk));
 }
 
-/// `bpack[jp][p][c] = b[p, jp·C + c]` (zero past column n): each `C`-wide column panel of `b`
+/// `bpack[jp][p][c] = b[p, j0 + jp·C + c]` (zero past the block's `width` columns): each `C`-wide column panel of `b`
 /// contiguous, so the tile streams it without cache-set conflicts.
-fn pack_b<S: Scalar>(bpack: &mut [S], b: &[S], k: usize, n: usize, c: usize) {
+fn pack_b<S: Scalar>(bpack: &mut [S], b: &[S], k: usize, n: usize, j0: usize, width: usize, c: usize) {
     // Row `p` of `b` is read once, contiguously, and dealt out to the panels (strided reads
     // down a column panel would miss the cache at every row).
     let panel_len = k * c;
     for p in 0..k {
-        for (jp, chunk) in b[p * n..(p + 1) * n].chunks(c).enumerate() {
+        for (jp, chunk) in b[p * n + j0..p * n + j0 + width].chunks(c).enumerate() {
             let dst = &mut bpack[jp * panel_len + p * c..][..c];
             for (i, d) in dst.iter_mut().enumerate() {
                 *d = chunk.get(i).copied().unwrap_or(S::zero());
