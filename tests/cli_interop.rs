@@ -31,6 +31,11 @@ fn export_then_verify_catches_a_perturbed_tensor_by_name() {
     assert_eq!(f.get("logits").unwrap().shape, vec![4, 16, 40]);
     assert_eq!(f.get("loss").unwrap().shape, Vec::<usize>::new());
     assert!(matches!(f.get("labels").unwrap().values, Values::I64(_)));
+    // Provenance: the arithmetic version, crate version and revision that computed the tensors.
+    let meta: serde_json::Value = serde_json::from_str(f.metadata.as_deref().unwrap()).unwrap();
+    assert_eq!(meta["arithmetic"], windtunnel::numerics::ARITHMETIC, "{meta}");
+    assert_eq!(meta["windtunnel_version"], env!("CARGO_PKG_VERSION"), "{meta}");
+    assert!(meta["git_revision"].as_str().is_some_and(|r| !r.is_empty()), "{meta}");
 
     let (code, out, _) = run(&["verify", s(&a), s(&a)]);
     assert_eq!(code, 0, "{out}");

@@ -400,3 +400,41 @@ fn finish_row<S: Scalar>(out: &mut [S], acc: &[S], bias: Option<&[S]>, accum: Ac
         (Accum::Add, _) => out.iter_mut().zip(acc).for_each(|(o, &a)| *o = finish(*o, a, None, accum)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tuned_tiling_is_compiled_and_fits_the_registers() {
+        for level in Level::ALL {
+            for uarch in [Uarch::IntelAvx512, Uarch::Zen4, Uarch::Zen5, Uarch::Other] {
+                for bytes in [4, 8] {
+                    let t = tuned(level, uarch, bytes);
+                    assert!(TILINGS.contains(&t), "{level:?} {uarch:?} {bytes}: {t:?} is not compiled");
+                    let (regs, lanes) = match level {
+                        Level::Avx512 => (32, 64 / bytes),
+                        _ => (16, 32 / bytes),
+                    };
+                    let accumulators = t.rows * t.cols.div_ceil(lanes);
+                    assert!(
+                        level == Level::Scalar || accumulators + 3 <= regs,
+                        "{level:?} {t:?}: {accumulators} accumulators"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn column_split_only_for_long_weight_gradients() {
+        let (a, b, mut out) = (vec![0.0f32; 1], vec![0.0f32; 1], vec![0.0f32; 1]);
+        let mut p = |a_trans, m, k, n| {
+            by_columns(&Product { out: &mut out, a: &a, a_trans, b: &b, bias: None, m, k, n, accum: Accum::Add })
+        };
+        assert!(p(true, 128, 8192, 512), "dW_in at batch 512");
+        assert!(!p(true, 128, 2048, 512), "dW_in at batch 128 stays on rows");
+        assert!(!p(true, 512, 8192, 128), "dW_out: more rows than columns");
+        assert!(!p(false, 128, 8192, 512), "forward layout");
+    }
+}
