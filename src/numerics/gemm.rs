@@ -210,18 +210,28 @@ fn run_rows<S: Scalar>(out: &mut [S], m: usize, k: usize, n: usize, f: impl Fn(u
 /// `bpack[jp][p][c] = b[p, j0 + jp·C + c]` (zero past the block's `width` columns): each `C`-wide column panel of `b`
 /// contiguous, so the tile streams it without cache-set conflicts.
 fn pack_b<S: Scalar>(bpack: &mut [S], b: &[S], k: usize, n: usize, j0: usize, width: usize, c: usize) {
-    // Row `p` of `b` is read once, contiguously, and dealt out to the panels (strided reads
-    // down a column panel would miss the cache at every row).
+    // Groups of whole panels in parallel (a copy: each element written by one task). Within a
+    // group, row `p`'s slice of `b` is read once, contiguously, and dealt out to the panels
+    // (reading down one column panel at a time would miss the cache at every row).
     let panel_len = k * c;
-    for p in 0..k {
-        for (jp, chunk) in b[p * n + j0..p * n + j0 + width].chunks(c).enumerate() {
-            let dst = &mut bpack[jp * panel_len + p * c..][..c];
-            for (i, d) in dst.iter_mut().enumerate() {
-                *d = chunk.get(i).copied().unwrap_or(S::zero());
+    let panels = width.div_ceil(c);
+    let per_group = panels.div_ceil(PACK_GROUPS).max(1);
+    bpack[..panels * panel_len].par_chunks_mut(per_group * panel_len).enumerate().for_each(|(g, group)| {
+        let (c0, c1) = (g * per_group * c, ((g + 1) * per_group * c).min(width));
+        for p in 0..k {
+            let row = &b[p * n + j0 + c0..p * n + j0 + c1];
+            for (jp, chunk) in row.chunks(c).enumerate() {
+                let dst = &mut group[jp * panel_len + p * c..][..c];
+                for (i, d) in dst.iter_mut().enumerate() {
+                    *d = chunk.get(i).copied().unwrap_or(S::zero());
+                }
             }
         }
-    }
+    });
 }
+
+/// Parallel groups of panels when packing `b`.
+const PACK_GROUPS: usize = 4;
 
 /// A task's packed rows of `a`, and the sums carried between `kc` blocks.
 struct Scratch<'a, S> {
