@@ -60,6 +60,16 @@ fn machine() -> serde_json::Value {
     })
 }
 
+/// The first line of the text output: CPU, kernels, arithmetic, threads.
+fn print_machine(out: &serde_json::Value) {
+    println!(
+        "{} · {} · arithmetic v{ARITHMETIC} · {} threads",
+        out["cpu"].as_str().unwrap_or(""),
+        out["kernels"].as_str().unwrap_or(""),
+        out["threads"]
+    );
+}
+
 fn median(mut times: Vec<f64>) -> f64 {
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
@@ -105,12 +115,7 @@ fn bench<S: Scalar>(a: &Args) -> Result<Outcome> {
     if a.json {
         println!("{out}");
     } else {
-        println!(
-            "{} · {} · arithmetic v{ARITHMETIC} · {} threads",
-            simd::cpu_model(),
-            kernel_summary(),
-            out["threads"]
-        );
+        print_machine(&out);
         println!(
             "windtunnel {} batch {} ({} timed steps, eval every {}): median {:.1} ms/step, mean {:.1} ms, {:.1} steps/s",
             S::NAME,
@@ -174,12 +179,7 @@ fn kernels<S: Scalar>(a: &Args) -> Result<Outcome> {
     if a.json {
         println!("{out}");
     } else {
-        println!(
-            "{} · {} · arithmetic v{ARITHMETIC} · {} threads",
-            simd::cpu_model(),
-            kernel_summary(),
-            out["threads"]
-        );
+        print_machine(&out);
         for r in rows {
             println!(
                 "  {:<20} {:>5}×{:>5}×{:>4} {}: {:>8.3} ms {:>7.1} GFLOP/s",
