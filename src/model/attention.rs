@@ -88,16 +88,17 @@ fn forward_example<S: Scalar, F: Fma>(e: &Example<'_, S>, z: &mut [S], scores: &
     let Example { b, qkv, sh, qs, scale } = *e;
     let AttnShape { t, h: nh, dh, .. } = sh;
     let (hd, nq) = (sh.hd(), qs.len());
+    let mut kt = vec![S::zero(); dh * t];
     for h in 0..nh {
+        transpose_head(&mut kt, qkv, t, dh, |n| sh.k(b * t + n, h));
         for (qi, &i) in qs.iter().enumerate() {
             let row = (h * nq + qi) * t;
             let q = &qkv[sh.q(b * t + i, h)..][..dh];
+            dots::<S, F>(&mut scores[row..=row + i], q, &kt, t);
             let mut m = S::neg_infinity();
-            for j in 0..=i {
-                let k = &qkv[sh.k(b * t + j, h)..][..dh];
-                let s = dot::<S, F>(q, k) / scale;
-                scores[row + j] = s;
-                m = m.max_by_value(s);
+            for s in &mut scores[row..=row + i] {
+                *s /= scale;
+                m = m.max_by_value(*s);
             }
             let mut sum = S::zero();
             for j in 0..=i {
@@ -119,14 +120,27 @@ fn forward_example<S: Scalar, F: Fma>(e: &Example<'_, S>, z: &mut [S], scores: &
     }
 }
 
-/// `Σ_d x_d·y_d`, d ascending, fused.
+/// `out_j = Σ_d x_d·y_dj` for `j < out.len()`, each a fused chain in ascending d (the same
+/// operations as one dot product per j); `yt` is (dh, t), so the j loop vectorises across
+/// independent outputs instead of waiting on one chain's latency.
 #[inline(always)]
-fn dot<S: Scalar, F: Fma>(x: &[S], y: &[S]) -> S {
-    let mut acc = S::zero();
-    for (&a, &b) in x.iter().zip(y) {
-        acc = S::fma::<F>(a, b, acc);
+fn dots<S: Scalar, F: Fma>(out: &mut [S], x: &[S], yt: &[S], t: usize) {
+    out.fill(S::zero());
+    for (d, &xd) in x.iter().enumerate() {
+        for (o, &y) in out.iter_mut().zip(&yt[d * t..]) {
+            *o = S::fma::<F>(xd, y, *o);
+        }
     }
-    acc
+}
+
+/// `yt[d·t + n] = qkv[at(n) + d]` for every position n: one head's keys or values, (dh, t).
+#[inline(always)]
+fn transpose_head<S: Scalar>(yt: &mut [S], qkv: &[S], t: usize, dh: usize, at: impl Fn(usize) -> usize) {
+    for n in 0..t {
+        for (d, &v) in qkv[at(n)..][..dh].iter().enumerate() {
+            yt[d * t + n] = v;
+        }
+    }
 }
 
 /// `y_d = fma(alpha, x_d, y_d)` (one step of a sum over the caller's index).
@@ -162,16 +176,17 @@ fn backward_example<S: Scalar, F: Fma>(e: &Example<'_, S>, dqkv: &mut [S], dz: &
     dqkv.fill(S::zero());
     let local = |n: usize| n - b * t * 3 * hd;
     let mut dscore = vec![S::zero(); nq * t];
+    let mut vt = vec![S::zero(); dh * t];
     for h in 0..nh {
         // dp_ij = dz_i · v_j, then the softmax backward ds_ij = p_ij (dp_ij − Σ_k p_ik dp_ik).
+        transpose_head(&mut vt, qkv, t, dh, |n| sh.v(b * t + n, h));
         for (qi, &i) in qs.iter().enumerate() {
             let row = (h * nq + qi) * t;
             let dzi = &dz[qi * hd + h * dh..][..dh];
+            dots::<S, F>(&mut dscore[qi * t..=qi * t + i], dzi, &vt, t);
             let mut dot_pd = S::zero();
             for j in 0..=i {
-                let dp = dot::<S, F>(dzi, &qkv[sh.v(b * t + j, h)..][..dh]);
-                dscore[qi * t + j] = dp;
-                dot_pd = S::fma::<F>(pattern[row + j], dp, dot_pd);
+                dot_pd = S::fma::<F>(pattern[row + j], dscore[qi * t + j], dot_pd);
             }
             for j in 0..=i {
                 let p = pattern[row + j];

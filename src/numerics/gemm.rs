@@ -222,9 +222,8 @@ fn pack_b<S: Scalar>(bpack: &mut [S], b: &[S], k: usize, n: usize, j0: usize, wi
             let row = &b[p * n + j0 + c0..p * n + j0 + c1];
             for (jp, chunk) in row.chunks(c).enumerate() {
                 let dst = &mut group[jp * panel_len + p * c..][..c];
-                for (i, d) in dst.iter_mut().enumerate() {
-                    *d = chunk.get(i).copied().unwrap_or(S::zero());
-                }
+                dst[..chunk.len()].copy_from_slice(chunk);
+                dst[chunk.len()..].fill(S::zero());
             }
         }
     });
