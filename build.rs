@@ -1,4 +1,5 @@
-//! Records the git revision (with a `-dirty` suffix for uncommitted changes) for run manifests.
+//! Records the git revision (with a `-dirty` suffix for uncommitted changes) for run manifests,
+//! and builds the paper's `configs/*.toml` into the binary (so a job on any node can resolve them).
 use std::process::Command;
 
 fn git(args: &[&str]) -> Option<String> {
@@ -13,4 +14,25 @@ fn main() {
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
     println!("cargo:rerun-if-changed=src");
+    builtin_configs();
+}
+
+/// `$OUT_DIR/configs.rs`: `BUILTIN`, every `configs/*.toml` as (file name, text), sorted by name.
+fn builtin_configs() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("configs/ directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut out = String::from("pub static BUILTIN: &[(&str, &str)] = &[\n");
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy();
+        out += &format!("    ({name:?}, include_str!({:?})),\n", f.display().to_string());
+    }
+    out += "];\n";
+    let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("configs.rs");
+    std::fs::write(dest, out).expect("write configs.rs");
 }

@@ -90,14 +90,136 @@ fn replicate_only_selects_runs_by_name_and_rejects_unknown_names() {
     let (code, stdout, _) =
         run(&["replicate", "lr", "--scale", "paper", "--out", o, "--list", "--only", "lr_k20_eta3e-4,canonical_k20"]);
     assert_eq!(code, 0);
-    let names: Vec<&str> = stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
-    assert_eq!(names, ["lr_k20_eta3e-4", "canonical_k20"], "{stdout}");
+    let names = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.starts_with("train "))
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(names(&stdout), ["lr_k20_eta3e-4", "canonical_k20"], "{stdout}");
+    assert!(stdout.contains("2 units: 0 finished, 0 training, 0 failed, 0 interrupted, 2 not started"), "{stdout}");
     let (_, stdout, _) =
         run(&["replicate", "lr", "--scale", "paper", "--out", o, "--list", "--only", "lr_k20_eta2e-3,lr_k20_eta3e-4"]);
-    let names: Vec<&str> = stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    let names = names(&stdout);
     assert_eq!(names, ["lr_k20_eta2e-3", "lr_k20_eta3e-4"], "in the order given: {stdout}");
     let (code, _, err) = run(&["replicate", "lr", "--scale", "paper", "--out", o, "--only", "lr_k20_eta9"]);
     assert_ne!(code, 0);
     assert!(err.contains("--only") && err.contains("\"lr_k20_eta9\"") && err.contains("lr_k20_eta2e-3"), "{err}");
     assert!(!out.exists(), "a rejected --only must not create the output directory");
+}
+
+#[test]
+fn replicate_works_from_any_directory_with_the_built_in_configs() {
+    let dir = std::env::temp_dir().join(format!("wt-anywhere-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_windtunnel"))
+        .current_dir(&dir)
+        .args(["replicate", "plateau", "--scale", "paper", "--out", "r", "--list-commands"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.lines().count(), 8, "8 plateau runs, none trained: {stdout}");
+    assert!(stdout.lines().all(|l| l.contains(" replicate plateau --scale paper --out r --only ")), "{stdout}");
+    // Edited configs: a directory without them is an error naming the file.
+    let (code, _, err) =
+        run(&["replicate", "plateau", "--scale", "paper", "--out", "r", "--list", "--configs", "/nonexistent"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/zlen1_k10.toml"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replicate_status_as_json_carries_each_unit_with_its_command_and_state() {
+    let o = std::env::temp_dir().join(format!("wt-status-{}", std::process::id()));
+    let (code, stdout, err) = run(&[
+        "replicate",
+        "snap",
+        "--scale",
+        "ci",
+        "--out",
+        o.to_str().unwrap(),
+        "--seeds",
+        "2",
+        "--status",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let units = v["units"].as_array().unwrap();
+    let names: Vec<&str> = units.iter().map(|u| u["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "ci_canonical_k10",
+            "ci_canonical_k20",
+            "ci_canonical_k10_s1",
+            "ci_canonical_k20_s1",
+            "ci_canonical_k10",
+            "ci_canonical_k20"
+        ]
+    );
+    assert_eq!(units[4]["kind"], "snap");
+    assert!(units.iter().all(|u| u["state"] == "not_started" && u["command"].as_array().unwrap().len() > 5));
+    assert_eq!(units[0]["max_steps"], 50000);
+}
+
+#[test]
+fn replicate_slurm_errors_name_the_problem() {
+    let o = std::env::temp_dir().join(format!("wt-slurm-err-{}", std::process::id()));
+    // No sbatch on PATH.
+    let out = Command::new(env!("CARGO_BIN_EXE_windtunnel"))
+        .env("PATH", "/nonexistent")
+        .args(["replicate", "batch", "--out", o.to_str().unwrap(), "--executor", "slurm"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("`sbatch` is not on PATH"), "{err}");
+    // A results directory that cannot be created.
+    let (code, _, err) = run(&["replicate", "batch", "--out", "/proc/nope", "--executor", "slurm", "--dry-run"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("results directory /proc/nope cannot be created"), "{err}");
+    // An unknown suite.
+    let (code, _, err) = run(&["replicate", "bogus", "--executor", "slurm", "--dry-run"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("\"bogus\"") && err.contains("d-scaling"), "{err}");
+    // --dry-run prints the array scripts and submits nothing.
+    let (code, stdout, err) = run(&[
+        "replicate",
+        "batch",
+        "--out",
+        o.to_str().unwrap(),
+        "--executor",
+        "slurm",
+        "--dry-run",
+        "--partition",
+        "p1",
+        "--time",
+        "01:00:00",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        stdout.contains("#SBATCH --array=0-2")
+            && stdout.contains("#SBATCH --partition=p1")
+            && stdout.contains("#SBATCH --time=01:00:00"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("--dependency=afterany:"), "{stdout}");
+    assert!(!o.join("ci/slurm/jobs.txt").exists());
+    std::fs::remove_dir_all(&o).unwrap();
+}
+
+#[test]
+fn train_refuses_a_run_another_host_is_training() {
+    let dir = std::env::temp_dir().join(format!("wt-train-lock-{}", std::process::id()));
+    let lock = dir.with_extension("lock");
+    std::fs::write(&lock, "node-9 12345").unwrap();
+    let (code, _, err) = run(&["train", "--out", dir.to_str().unwrap(), "--set", "train.max_steps=2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("node-9") && err.contains("12345"), "{err}");
+    assert!(!dir.exists(), "nothing written");
+    assert_eq!(std::fs::read_to_string(&lock).unwrap(), "node-9 12345");
+    std::fs::remove_file(&lock).unwrap();
 }

@@ -1,10 +1,13 @@
 use super::Outcome;
 use crate::error::{Error, Result};
+use crate::experiments::configs::Configs;
+use crate::experiments::plan::{Plan, State, shell_line};
 use crate::experiments::runner::{Done, execute};
-use crate::experiments::suites::{SUITES, Scale, runs};
+use crate::experiments::slurm::{self, SlurmOptions};
+use crate::experiments::suites::{SUITES, Scale};
 use crate::train::record::Record;
 use crate::train::session::Progress;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -19,90 +22,220 @@ pub struct Args {
     /// Output directory; runs go to <out>/<scale>/runs/<name>.
     #[arg(long, default_value = "runs/replicate")]
     out: PathBuf,
-    /// Runs trained at once (default: 2 when there are several runs, each on 1 thread — measured
-    /// faster than one run on 2 threads; see docs/PERFORMANCE.md).
+    /// Init/batch-order seeds per configuration: seed 0 is the author's (42), seed s ≥ 1 trains
+    /// `<run>_s<s>` with seeds 42 + s. The report adds the spread across seeds.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    seeds: u32,
+    /// Read the suites' config files from this directory instead of the built-in copies.
+    #[arg(long)]
+    configs: Option<PathBuf>,
+    /// `local` (train here) or `slurm` (submit job arrays with sbatch; the results directory
+    /// must be on a filesystem all nodes share).
+    #[arg(long, default_value = "local", value_parser = ["local", "slurm"])]
+    executor: String,
+    /// Runs trained at once (local; default: 2 when there are several runs, each on 1 thread —
+    /// measured faster than one run on 2 threads; see docs/PERFORMANCE.md).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Threads per run (default: the cores divided among --jobs; RAYON_NUM_THREADS when set).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
     /// Only train (or resume) the runs; skip the analysis and report.
     #[arg(long)]
     runs_only: bool,
-    /// List the runs of the suites and their state, then exit.
-    #[arg(long)]
+    /// Only compute the missing probe results of complete runs (with --only: of those runs);
+    /// write no report.
+    #[arg(long, conflicts_with_all = ["runs_only", "report_only"])]
+    probes_only: bool,
+    /// Show every unit of work (training runs and probes) and its state, then exit: finished,
+    /// training (step and last metrics), failed (the error), interrupted, not started.
+    #[arg(long, visible_alias = "status")]
     list: bool,
+    /// With --list: one JSON object with each unit, its command, state and steps.
+    #[arg(long, requires = "list")]
+    json: bool,
+    /// Print one command line per unfinished unit of work (for GNU parallel or any scheduler), then exit.
+    #[arg(long)]
+    list_commands: bool,
     /// Write the report from the runs and probe results on disk: train nothing, probe nothing
     /// (missing results are reported as incomplete). Safe while another process trains.
     #[arg(long, conflicts_with = "runs_only")]
     report_only: bool,
-    /// Train (or list) only these runs of the suites, comma-separated names as `--list` shows
-    /// them, trained in the order given; implies --runs-only. For putting the runs a claim needs
-    /// most first.
+    /// Only these units, comma-separated names as `--list` shows them: locally, train these runs
+    /// in the order given (implies --runs-only; for putting the runs a claim needs most first);
+    /// with --probes-only, probe these runs; with --list or --executor slurm, list or submit
+    /// only these runs and the probes on them.
     #[arg(long, value_delimiter = ',', conflicts_with = "report_only")]
     only: Vec<String>,
+    #[command(flatten)]
+    slurm: SlurmArgs,
+}
+
+/// Options of `--executor slurm`.
+#[derive(clap::Args)]
+struct SlurmArgs {
+    /// Slurm partition (default: the cluster's default partition).
+    #[arg(long)]
+    partition: Option<String>,
+    /// Time limit per task (sbatch --time, e.g. 04:00:00). A task that hits it is resubmitted by
+    /// running the same command again and resumes from its last checkpoint.
+    #[arg(long, default_value = "24:00:00")]
+    time: String,
+    /// CPUs per task (sbatch --cpus-per-task; each task trains on that many threads).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    cpus_per_task: u32,
+    /// Memory per task (sbatch --mem, e.g. 2G).
+    #[arg(long, default_value = "2G")]
+    mem: String,
+    /// Extra sbatch arguments, repeatable (e.g. --sbatch-arg=--account=abc).
+    #[arg(long, allow_hyphen_values = true)]
+    sbatch_arg: Vec<String>,
+    /// Print the job scripts and the sbatch commands; submit nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Wait for the submitted jobs to end, then report every failed task by name and log.
+    #[arg(long)]
+    wait: bool,
+}
+
+fn parse_scale(s: &str) -> Result<Scale> {
+    match s {
+        "ci" => Ok(Scale::Ci),
+        "paper" => Ok(Scale::Paper),
+        s => Err(Error::config("--scale", format!("{s:?} (allowed ci, paper)"))),
+    }
+}
+
+fn parse_suites(names: &[String]) -> Result<Vec<&'static str>> {
+    if names.iter().any(|s| s == "all") {
+        return Ok(SUITES.to_vec());
+    }
+    names
+        .iter()
+        .map(|s| {
+            SUITES
+                .iter()
+                .copied()
+                .find(|x| x == s)
+                .ok_or_else(|| Error::config("suite", format!("{s:?} (allowed: all, {})", SUITES.join(", "))))
+        })
+        .collect()
+}
+
+fn exe() -> Result<PathBuf> {
+    std::env::current_exe().map_err(|e| Error::other(format!("cannot locate the windtunnel binary: {e}")))
 }
 
 pub fn run(a: Args) -> Result<Outcome> {
-    let scale = match a.scale.as_str() {
-        "ci" => Scale::Ci,
-        "paper" => Scale::Paper,
-        s => return Err(Error::config("--scale", format!("{s:?} (allowed ci, paper)"))),
+    let plan = Plan {
+        suites: parse_suites(&a.suites)?,
+        scale: parse_scale(&a.scale)?,
+        out: a.out.clone(),
+        configs: Configs::from_arg(a.configs.clone()),
+        seeds: a.seeds,
+        only: a.only.clone(),
     };
-    let suites: Vec<&str> = if a.suites.iter().any(|s| s == "all") {
-        SUITES.to_vec()
-    } else {
-        for s in &a.suites {
-            if !SUITES.contains(&s.as_str()) {
-                return Err(Error::config("suite", format!("{s:?} (allowed: all, {})", SUITES.join(", "))));
-            }
-        }
-        a.suites.iter().map(|s| s.as_str()).collect()
-    };
-    let mut specs: Vec<_> = suites.iter().flat_map(|s| runs(s, scale)).collect();
-    if !a.only.is_empty() {
-        if let Some(bad) = a.only.iter().find(|n| !specs.iter().any(|s| &&s.name == n)) {
-            let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-            return Err(Error::config(
-                "--only",
-                format!("{bad:?} (allowed: runs of the suites: {})", names.join(", ")),
-            ));
-        }
-        specs = a.only.iter().filter_map(|n| specs.iter().find(|s| &s.name == n).cloned()).collect();
+    if !a.only.is_empty() && !a.probes_only {
+        check_only(&a.only, plan.unit_names(), "runs of the suites and the runs their probes read")?;
     }
-    let configs = Path::new("configs");
-    let runs_dir = a.out.join(scale.name()).join("runs");
-    if a.list {
-        let mut seen = std::collections::BTreeSet::new();
-        for s in specs.iter().filter(|s| seen.insert(s.name.clone())) {
-            let cfg = s.resolve(configs)?;
-            let st = crate::experiments::runner::status(&runs_dir.join(&s.name), &cfg);
-            println!("{:<24} {:<28} {:?}  {}", s.name, s.config, st, s.overrides.join(" "));
-        }
-        return Ok(Outcome::Ok);
+    if a.list || a.list_commands {
+        return list(&plan, &a);
     }
     if a.report_only {
-        let path = crate::experiments::report::write_report(&suites, scale, &a.out, false)?;
+        let path = crate::experiments::report::write_report(&plan, false)?;
         eprintln!("report → {}", path.display());
         return Ok(Outcome::Ok);
     }
+    if a.probes_only {
+        check_only(&a.only, plan.probe_pairs().into_iter().map(|(_, n)| n).collect(), "probe units")?;
+        crate::experiments::report::probes_only(&plan, a.only.clone())?;
+        return Ok(Outcome::Ok);
+    }
+    if a.executor == "slurm" {
+        return submit(plan, &a);
+    }
+    run_local(&plan, &a)
+}
+
+fn check_only(only: &[String], names: Vec<String>, what: &str) -> Result<()> {
+    match only.iter().find(|n| !names.contains(n)) {
+        Some(bad) => Err(Error::config("--only", format!("{bad:?} (allowed: {what}: {})", names.join(", ")))),
+        None => Ok(()),
+    }
+}
+
+fn list(plan: &Plan, a: &Args) -> Result<Outcome> {
+    let bin = exe()?;
+    let mut units = plan.train_units(&bin)?;
+    units.extend(plan.probe_units(&bin));
+    if a.list_commands {
+        for u in units.iter().filter(|u| u.state != State::Finished) {
+            println!("{}", shell_line(&u.command));
+        }
+        return Ok(Outcome::Ok);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "units": units })).expect("serialises"));
+        return Ok(Outcome::Ok);
+    }
+    for u in &units {
+        println!("{:<13} {:<26} {:<12} {}", u.kind, u.name, format!("{:?}", u.state), u.detail);
+    }
+    let count = |s: State| units.iter().filter(|u| u.state == s).count();
+    println!(
+        "{} units: {} finished, {} training, {} failed, {} interrupted, {} not started",
+        units.len(),
+        count(State::Finished),
+        count(State::Training),
+        count(State::Failed),
+        count(State::Interrupted),
+        count(State::NotStarted)
+    );
+    Ok(Outcome::Ok)
+}
+
+fn submit(plan: Plan, a: &Args) -> Result<Outcome> {
+    let s = &a.slurm;
+    let opts = SlurmOptions {
+        partition: s.partition.clone(),
+        time: s.time.clone(),
+        cpus_per_task: s.cpus_per_task,
+        mem: s.mem.clone(),
+        extra: s.sbatch_arg.clone(),
+        dry_run: s.dry_run,
+        wait: s.wait,
+    };
+    let failed = slurm::submit(plan, &opts, &exe()?)?;
+    Ok(if failed.is_empty() { Outcome::Ok } else { Outcome::CheckFailed })
+}
+
+fn run_local(plan: &Plan, a: &Args) -> Result<Outcome> {
+    let mut specs = plan.specs();
+    if !a.only.is_empty() {
+        specs = a.only.iter().filter_map(|n| specs.iter().find(|s| &s.name == n).cloned()).collect();
+    }
+    let runs_dir = plan.runs_dir();
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let n_runs = specs.iter().map(|s| &s.name).collect::<std::collections::BTreeSet<_>>().len();
+    let n_runs = specs.len();
     let jobs = a.jobs.unwrap_or(if n_runs >= 2 { cores.min(2) } else { 1 }).clamp(1, n_runs.max(1));
-    let threads = (cores / jobs).max(1);
+    let env_threads = std::env::var("RAYON_NUM_THREADS").ok().and_then(|t| t.parse::<usize>().ok());
+    let threads = a.threads.map(|t| t as usize).or(env_threads).unwrap_or((cores / jobs).max(1));
     eprintln!(
         "{} runs for {} at {} scale → {} ({jobs} at a time, {threads} thread(s) each)",
         n_runs,
-        suites.join(", "),
-        scale.name(),
+        plan.suites.join(", "),
+        plan.scale.name(),
         runs_dir.display()
     );
     let t0 = Instant::now();
-    let done = execute(&specs, configs, &runs_dir, jobs, threads, &|name| Box::new(Lines::new(name)));
+    let done = execute(&specs, &plan.configs, &runs_dir, jobs, threads, &|name| Box::new(Lines::new(name)));
     let failed = report_runs(&done);
     eprintln!("runs finished in {:.0} s", t0.elapsed().as_secs_f64());
     if a.runs_only || !a.only.is_empty() {
         return Ok(if failed == 0 { Outcome::Ok } else { Outcome::CheckFailed });
     }
     let t1 = Instant::now();
-    let path = crate::experiments::report::write_report(&suites, scale, &a.out, true)?;
+    let path = crate::experiments::report::write_report(plan, true)?;
     eprintln!("analysis and probes: {:.0} s; report → {}", t1.elapsed().as_secs_f64(), path.display());
     Ok(if failed == 0 { Outcome::Ok } else { Outcome::CheckFailed })
 }

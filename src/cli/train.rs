@@ -82,6 +82,8 @@ fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, quiet
     let progress = Bar::new(interactive, quiet, crate::numerics::math::ln(cfg.data.k as f64), tc.eval_every);
     let bar = progress.bar.clone();
     let open = if resume { Open::Resume } else { Open::Create { force } };
+    // The one writer of the run (the lock `replicate` and Slurm tasks take too).
+    let _lock = crate::train::lock::RunLock::acquire(dir)?;
     let result = run_session::<S>(cfg, dir, open, Box::new(progress));
     bar.finish_and_clear();
     print_summary(dir, &result?);

@@ -93,7 +93,7 @@ pub struct RunData {
 }
 
 impl RunData {
-    pub fn load(spec: &RunSpec, configs: &Path, runs: &Path) -> Result<Self> {
+    pub fn load(spec: &RunSpec, configs: &super::configs::Configs, runs: &Path) -> Result<Self> {
         let cfg = spec.resolve(configs)?;
         let dir = runs.join(&spec.name);
         let m = dir.join("metrics.jsonl");
@@ -137,17 +137,35 @@ impl RunData {
 /// Where a suite reads runs and writes figures.
 pub struct Ctx {
     pub scale: Scale,
-    pub configs: PathBuf,
+    pub configs: super::configs::Configs,
     pub runs: PathBuf,
     /// `<report dir>/figures`.
     pub figures: PathBuf,
     /// Run probes whose results are missing (false: report them as incomplete).
     pub run_probes: bool,
+    /// When not empty, compute probes only on these runs.
+    pub only: Vec<String>,
+    /// Init/order seeds per configuration (1: the author's seed only).
+    pub seeds: u32,
 }
 
 impl Ctx {
+    /// The suite's runs at seed 0 (the author's seeds).
     pub fn load(&self, suite: &str) -> Result<Vec<RunData>> {
-        super::suites::runs(suite, self.scale).iter().map(|s| RunData::load(s, &self.configs, &self.runs)).collect()
+        self.load_seed(suite, 0)
+    }
+
+    /// The suite's runs at init/order seed `s` (see [`super::runner::RunSpec::seeded`]).
+    pub fn load_seed(&self, suite: &str, s: u32) -> Result<Vec<RunData>> {
+        super::suites::runs(suite, self.scale)
+            .iter()
+            .map(|spec| RunData::load(&spec.seeded(s), &self.configs, &self.runs))
+            .collect()
+    }
+
+    /// Whether a missing probe result on the run `name` may be computed now.
+    pub fn probe_allowed(&self, name: &str) -> bool {
+        self.run_probes && (self.only.is_empty() || self.only.iter().any(|n| n == name))
     }
 
     /// Save an SVG under figures/ and return its path relative to the report.

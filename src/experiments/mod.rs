@@ -3,12 +3,16 @@
 
 pub mod ci;
 pub mod claims;
+pub mod configs;
 pub mod dynamics;
 pub mod hessian_claims;
+pub mod plan;
 pub mod probe_claims;
 pub mod report;
 pub mod runner;
 pub mod scaling;
+pub mod seeds;
+pub mod slurm;
 pub mod stats;
 pub mod suites;
 pub mod sweeps;

@@ -59,8 +59,18 @@ pub(super) fn cached<T: DeserializeOwned>(
     seconds: &mut f64,
     compute: impl FnOnce(&RunView) -> Result<T>,
 ) -> Result<Option<T>> {
-    let allowed = ctx.run_probes && run.complete;
+    let allowed = ctx.probe_allowed(&run.name) && run.complete;
     cached_in(&run.dir.join("probes"), name, &run.name, allowed, seconds, || compute(&RunView::open(&run.dir)?))
+}
+
+/// Where the result of probe suite `suite` on the run (or linear baseline) `dir` is cached.
+pub fn cache_path(dir: &Path, suite: &str) -> std::path::PathBuf {
+    if suite == "linear" { dir.join("linear.json") } else { dir.join("probes").join(format!("{suite}.json")) }
+}
+
+/// The linear baseline's result directories under the runs directory, one per K.
+pub fn linear_names(scale: Scale) -> Vec<String> {
+    linear_plan(scale).0.iter().map(|k| format!("linear_k{k}")).collect()
 }
 
 /// The K = 10 and K = 20 canonical runs every probe suite reads.
@@ -330,7 +340,8 @@ pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     let mut seconds = 0.0;
     for k in ks {
-        let (dir, label) = (ctx.runs.join(format!("linear_k{k}")), format!("linear_k{k}"));
+        let label = format!("linear_k{k}");
+        let dir = ctx.runs.join(&label);
         let claim = format!("A two-layer linear model never escapes the plateau (K = {k})");
         let paper = "candidate loss → ln K permanently; z-gap < 0.002 (30k steps)";
         let train = || -> Result<LinearReport> {
@@ -341,7 +352,7 @@ pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
             crate::io::tensors::write_atomic(&dir.join("linear.json"), json.as_bytes())?;
             Ok(r)
         };
-        let Some(rep) = cached_in(&dir, "linear", &label, ctx.run_probes, &mut seconds, train)? else {
+        let Some(rep) = cached_in(&dir, "linear", &label, ctx.probe_allowed(&label), &mut seconds, train)? else {
             rows.push(Row::incomplete(&claim, paper, "not trained yet"));
             continue;
         };

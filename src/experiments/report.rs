@@ -2,6 +2,7 @@
 //! falsified mechanisms (spec §9), per-suite details and figures → `report.md`, `report.json`.
 
 use super::claims::{Ctx, Row, SuiteOutcome, Verdict, table};
+use super::plan::{PROBE_SUITES, Plan};
 use super::stats::power_law;
 use super::suites::{SUITES, Scale};
 use super::{dynamics, hessian_claims, probe_claims, scaling, sweeps};
@@ -170,6 +171,8 @@ struct ReportJson<'a> {
     windtunnel_version: &'a str,
     suites: &'a [SuiteOutcome],
     mechanisms: &'a [Mechanism],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seeds: &'a Option<serde_json::Value>,
 }
 
 fn esc(s: &str) -> String {
@@ -178,22 +181,17 @@ fn esc(s: &str) -> String {
 
 /// Analyse `suites` from `<out>/<scale>/runs` and write `<out>/<scale>/report.{md,json}` and
 /// `figures/`. `run_probes`: compute missing probe results of complete runs.
-pub fn write_report(suites: &[&str], scale: Scale, out: &Path, run_probes: bool) -> Result<PathBuf> {
-    let base = out.join(scale.name());
-    let ctx = Ctx {
-        scale,
-        configs: PathBuf::from("configs"),
-        runs: base.join("runs"),
-        figures: base.join("figures"),
-        run_probes,
-    };
+pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
+    let (scale, base) = (plan.scale, plan.out.join(plan.scale.name()));
+    let ctx = context(plan, base.join("figures"), run_probes, vec![]);
     std::fs::create_dir_all(&ctx.figures).map_err(|e| Error::io(&ctx.figures, e))?;
     let mut outs = vec![];
-    for s in suites {
+    for s in &plan.suites {
         outs.push(analyse(&ctx, s)?);
     }
     let mech = mechanisms(&ctx, &outs)?;
-    let md = markdown(scale, &outs, &mech) + &provenance(&ctx.runs)?;
+    let seeds = super::seeds::section(&ctx, &plan.suites, plan.seeds)?;
+    let md = markdown(scale, &outs, &mech) + &seeds.markdown + &provenance(&ctx.runs)?;
     let path = base.join("report.md");
     crate::io::tensors::write_atomic(&path, md.as_bytes())?;
     let js = ReportJson {
@@ -201,10 +199,35 @@ pub fn write_report(suites: &[&str], scale: Scale, out: &Path, run_probes: bool)
         windtunnel_version: env!("CARGO_PKG_VERSION"),
         suites: &outs,
         mechanisms: &mech,
+        seeds: &seeds.data,
     };
     let text = serde_json::to_string_pretty(&json!(js)).expect("serialises");
     crate::io::tensors::write_atomic(&base.join("report.json"), text.as_bytes())?;
     Ok(path)
+}
+
+fn context(plan: &Plan, figures: PathBuf, run_probes: bool, only: Vec<String>) -> Ctx {
+    Ctx {
+        scale: plan.scale,
+        configs: plan.configs.clone(),
+        runs: plan.runs_dir(),
+        figures,
+        run_probes,
+        only,
+        seeds: plan.seeds,
+    }
+}
+
+/// Compute the missing probe results of the plan's probe suites on the runs `only` (all when
+/// empty), writing no report: one unit of work for a cluster task. Figures go to a scratch
+/// directory that is removed afterwards (the report step draws them).
+pub fn probes_only(plan: &Plan, only: Vec<String>) -> Result<()> {
+    let scratch = plan.out.join(plan.scale.name()).join(format!(".probe-figures-{}", std::process::id()));
+    let ctx = context(plan, scratch.clone(), true, only);
+    std::fs::create_dir_all(&ctx.figures).map_err(|e| Error::io(&ctx.figures, e))?;
+    let result = plan.suites.iter().filter(|s| PROBE_SUITES.contains(s)).try_for_each(|s| analyse(&ctx, s).map(|_| ()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
 }
 
 /// Which arithmetic versions and revisions trained the runs under `runs` (one markdown section);

@@ -3,8 +3,10 @@
 //! skipped, interrupted ones resumed, and a directory holding a different config is refused.
 //! Runs execute `jobs` at a time, each on its own rayon pool (results do not depend on threads).
 
+use super::configs::Configs;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
+use crate::train::lock::RunLock;
 use crate::train::rundir::{RunDir, Summary};
 use crate::train::session::{Open, Progress, run_session_dtype};
 use std::collections::VecDeque;
@@ -31,8 +33,21 @@ impl RunSpec {
         }
     }
 
-    pub fn resolve(&self, configs: &Path) -> Result<RunConfig> {
-        RunConfig::load(Some(&configs.join(&self.config)), &self.overrides)
+    pub fn resolve(&self, configs: &Configs) -> Result<RunConfig> {
+        configs.resolve(&self.config, &self.overrides)
+    }
+
+    /// Init/batch-order seed `s` of this run: seed 0 is the run itself (the author's seeds, 42);
+    /// seed s ≥ 1 is `<name>_s<s>` with init and order seeds 42 + s. The data seed is unchanged.
+    pub fn seeded(&self, s: u32) -> RunSpec {
+        if s == 0 {
+            return self.clone();
+        }
+        let mut r = self.clone();
+        r.name = format!("{}_s{s}", self.name);
+        r.overrides.push(format!("train.init=\"seed:{}\"", 42 + s));
+        r.overrides.push(format!("train.order_seed={}", 42 + s));
+        r
     }
 }
 
@@ -76,7 +91,7 @@ pub type ProgressFactory<'a> = dyn Fn(&str) -> Box<dyn Progress> + Sync + 'a;
 /// Run every spec (deduplicated by name) `jobs` at a time with `threads` rayon threads each.
 pub fn execute(
     specs: &[RunSpec],
-    configs: &Path,
+    configs: &Configs,
     runs: &Path,
     jobs: usize,
     threads: usize,
@@ -104,51 +119,7 @@ pub fn execute(
     out
 }
 
-/// `<runs>/<name>.lock`, holding the pid of the process training the run: two `replicate`
-/// processes sharing a runs directory must never train the same run at once.
-struct RunLock(PathBuf);
-
-impl RunLock {
-    fn acquire(dir: &Path) -> Result<Self> {
-        let path = dir.with_extension("lock");
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        }
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut f) => {
-                    use std::io::Write;
-                    write!(f, "{}", std::process::id()).map_err(|e| Error::io(&path, e))?;
-                    return Ok(RunLock(path));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let pid = std::fs::read_to_string(&path).unwrap_or_default();
-                    let alive = !pid.trim().is_empty() && Path::new("/proc").join(pid.trim()).exists();
-                    if alive {
-                        return Err(Error::other(format!(
-                            "{} is being trained by process {} ({}); wait for it or stop it",
-                            dir.display(),
-                            pid.trim(),
-                            path.display()
-                        )));
-                    }
-                    // Left by a process that died: take it over.
-                    let _ = std::fs::remove_file(&path);
-                }
-                Err(e) => return Err(Error::io(&path, e)),
-            }
-        }
-        Err(Error::other(format!("could not lock {}", path.display())))
-    }
-}
-
-impl Drop for RunLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn run_one(spec: &RunSpec, configs: &Path, dir: &Path, progress: &ProgressFactory<'_>) -> Done {
+fn run_one(spec: &RunSpec, configs: &Configs, dir: &Path, progress: &ProgressFactory<'_>) -> Done {
     let mk = |result, skipped| Done { name: spec.name.clone(), dir: dir.to_path_buf(), result, skipped };
     let cfg = match spec.resolve(configs) {
         Ok(c) => c,
@@ -161,6 +132,8 @@ fn run_one(spec: &RunSpec, configs: &Path, dir: &Path, progress: &ProgressFactor
         Ok(l) => l,
         Err(e) => return mk(Err(e), false),
     };
+    let failed = failed_marker(dir);
+    let _ = std::fs::remove_file(&failed);
     let open = match status(dir, &cfg) {
         Status::Complete => return mk(read_summary(dir), true),
         Status::Mismatch(m) => {
@@ -169,7 +142,16 @@ fn run_one(spec: &RunSpec, configs: &Path, dir: &Path, progress: &ProgressFactor
         Status::Incomplete => Open::Resume,
         Status::Missing => Open::Create { force: true },
     };
-    mk(run_session_dtype(cfg, "f32", dir, open, progress(&spec.name)), false)
+    let result = run_session_dtype(cfg, "f32", dir, open, progress(&spec.name));
+    if let Err(e) = &result {
+        let _ = crate::io::tensors::write_atomic(&failed, e.to_string().as_bytes());
+    }
+    mk(result, false)
+}
+
+/// `<runs>/<name>.failed`: the error of the last attempt to train the run, until one succeeds.
+pub fn failed_marker(dir: &Path) -> PathBuf {
+    dir.with_extension("failed")
 }
 
 pub fn read_summary(dir: &Path) -> Result<Summary> {

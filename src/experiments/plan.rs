@@ -1,0 +1,242 @@
+//! A replication plan: which suites, at which scale, with how many seeds, from which configs,
+//! into which results directory; and its units of work (train one run, compute one suite's
+//! probes on one run) with their state on disk and the command that does each. Every executor
+//! (local, Slurm, `--list-commands` for any other scheduler) works from these units.
+
+use super::configs::Configs;
+use super::runner::{RunSpec, Status, failed_marker, status};
+use super::suites::{Scale, runs};
+use crate::error::Result;
+use crate::train::lock::holder;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+pub struct Plan {
+    pub suites: Vec<&'static str>,
+    pub scale: Scale,
+    pub out: PathBuf,
+    pub configs: Configs,
+    pub seeds: u32,
+    /// When not empty, only these units (run names, or the run a probe reads) are listed or submitted.
+    pub only: Vec<String>,
+}
+
+/// Suites whose claims read probe results computed on their runs' checkpoints.
+pub const PROBE_SUITES: [&str; 5] = ["snap", "ablation", "hessian", "displacement", "linear"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Finished,
+    /// A live process holds the run's lock.
+    Training,
+    /// The last attempt ended in an error (`<run>.failed` holds it).
+    Failed,
+    /// Has a checkpoint to resume from, and nobody is training it.
+    Interrupted,
+    NotStarted,
+    /// The directory holds a different config than the plan asks for.
+    Mismatch,
+}
+
+/// One unit of work and where it stands.
+#[derive(Clone, Debug, Serialize)]
+pub struct Unit {
+    /// `train` or the probe suite.
+    pub kind: String,
+    pub name: String,
+    pub state: State,
+    /// Last logged step, and the configured maximum (the estimate of the work left).
+    pub step: u64,
+    pub max_steps: u64,
+    pub detail: String,
+    pub command: Vec<String>,
+}
+
+impl Plan {
+    pub fn runs_dir(&self) -> PathBuf {
+        self.out.join(self.scale.name()).join("runs")
+    }
+
+    /// Every run of the plan (all seeds), deduplicated by name, in suite order.
+    pub fn specs(&self) -> Vec<RunSpec> {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut v = vec![];
+        for s in 0..self.seeds.max(1) {
+            for spec in self.suites.iter().flat_map(|suite| runs(suite, self.scale)) {
+                let spec = spec.seeded(s);
+                if seen.insert(spec.name.clone()) {
+                    v.push(spec);
+                }
+            }
+        }
+        v
+    }
+
+    /// (probe suite, run name) pairs: the seed-0 runs each probe suite reads.
+    pub fn probe_pairs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![];
+        for &suite in self.suites.iter().filter(|s| PROBE_SUITES.contains(s)) {
+            if suite == "linear" {
+                v.extend(super::probe_claims::linear_names(self.scale).into_iter().map(|n| (suite, n)));
+            } else {
+                v.extend(runs(suite, self.scale).into_iter().map(|r| (suite, r.name)));
+            }
+        }
+        v
+    }
+
+    fn selected(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|n| n == name)
+    }
+
+    /// Every unit name of the plan: its runs, then the runs its probes read (not deduplicated).
+    pub fn unit_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.specs().into_iter().map(|s| s.name).collect();
+        v.extend(self.probe_pairs().into_iter().map(|(_, n)| n));
+        v
+    }
+
+    /// The arguments that select this plan again: `replicate <suites> --scale … --out …`.
+    pub fn args(&self, bin: &Path) -> Vec<String> {
+        let mut a = vec![bin.display().to_string(), "replicate".into()];
+        a.extend(self.suites.iter().map(|s| s.to_string()));
+        a.extend(["--scale".into(), self.scale.name().into(), "--out".into(), self.out.display().to_string()]);
+        if self.seeds > 1 {
+            a.extend(["--seeds".into(), self.seeds.to_string()]);
+        }
+        a.extend(self.configs.arg());
+        a
+    }
+
+    /// The training units, each with its state and the command that trains (or resumes) it.
+    pub fn train_units(&self, bin: &Path) -> Result<Vec<Unit>> {
+        let dir = self.runs_dir();
+        let mut v = vec![];
+        for spec in self.specs().into_iter().filter(|s| self.selected(&s.name)) {
+            let cfg = spec.resolve(&self.configs)?;
+            let run = dir.join(&spec.name);
+            let (state, detail) = run_state(&run, status(&run, &cfg));
+            let records = run.join("metrics.jsonl");
+            let last = crate::train::rundir::read_records(&records).ok().and_then(|r| r.last().cloned());
+            let detail = match (&last, state) {
+                (Some(r), State::Training | State::Interrupted) => format!(
+                    "step {}: loss {:.3}, candidate {:.3}{detail}",
+                    r.step,
+                    r.train_loss,
+                    r.candidate_loss.unwrap_or(f64::NAN)
+                ),
+                _ => detail,
+            };
+            let mut command = self.args(bin);
+            command.extend(["--only".into(), spec.name.clone()]);
+            v.push(Unit {
+                kind: "train".into(),
+                name: spec.name,
+                state,
+                step: last.map_or(0, |r| r.step),
+                max_steps: cfg.train.max_steps,
+                detail,
+                command,
+            });
+        }
+        // `--only` lists (and trains) in the order given.
+        v.sort_by_key(|u| self.only.iter().position(|n| *n == u.name));
+        Ok(v)
+    }
+
+    /// The probe units: finished when the probe's cached result exists.
+    pub fn probe_units(&self, bin: &Path) -> Vec<Unit> {
+        let dir = self.runs_dir();
+        self.probe_pairs()
+            .into_iter()
+            .filter(|(_, name)| self.selected(name))
+            .map(|(suite, name)| {
+                let cache = super::probe_claims::cache_path(&dir.join(&name), suite);
+                let mut command = self.args(bin);
+                command.splice(2..2 + self.suites.len(), [suite.to_string()]);
+                command.extend(["--probes-only".into(), "--only".into(), name.clone()]);
+                let state = if cache.exists() { State::Finished } else { State::NotStarted };
+                Unit { kind: suite.into(), name, state, step: 0, max_steps: 0, detail: String::new(), command }
+            })
+            .collect()
+    }
+}
+
+/// Training state of a run directory from its files and lock.
+fn run_state(run: &Path, st: Status) -> (State, String) {
+    let failed = std::fs::read_to_string(failed_marker(run)).ok();
+    match st {
+        Status::Complete => (State::Finished, String::new()),
+        Status::Mismatch(m) => (State::Mismatch, m),
+        _ if holder(run).is_some_and(|h| h.alive()) => {
+            let h = holder(run).expect("just read");
+            (State::Training, format!(" (process {} on {})", h.pid, h.host))
+        }
+        _ if failed.is_some() => (State::Failed, format!(": {}", failed.unwrap_or_default().trim())),
+        Status::Incomplete => (State::Interrupted, String::new()),
+        Status::Missing => (State::NotStarted, String::new()),
+    }
+}
+
+/// A shell-quoted command line.
+pub fn shell_line(args: &[String]) -> String {
+    args.iter()
+        .map(|a| {
+            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(seeds: u32) -> Plan {
+        Plan {
+            suites: vec!["snap", "linear"],
+            scale: Scale::Ci,
+            out: "/r".into(),
+            configs: Configs::Builtin,
+            seeds,
+            only: vec![],
+        }
+    }
+
+    #[test]
+    fn seeds_add_named_runs_with_their_own_init_and_order() {
+        let names: Vec<String> = plan(2).specs().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["ci_canonical_k10", "ci_canonical_k20", "ci_canonical_k10_s1", "ci_canonical_k20_s1"]);
+        let s1 = plan(2).specs()[2].resolve(&Configs::Builtin).unwrap();
+        let s0 = plan(2).specs()[0].resolve(&Configs::Builtin).unwrap();
+        assert_eq!((s0.train.init.as_str(), s0.train.order_seed), ("seed:42", 42));
+        assert_eq!((s1.train.init.as_str(), s1.train.order_seed), ("seed:43", 43));
+        assert_eq!(s0.data, s1.data, "the data seed stays");
+    }
+
+    #[test]
+    fn units_of_an_empty_results_directory_are_not_started_with_one_command_each() {
+        let p = Plan { out: std::env::temp_dir().join("wt-plan-empty-nonexistent"), ..plan(1) };
+        let t = p.train_units(Path::new("/bin/wt")).unwrap();
+        assert_eq!(t.len(), 2);
+        assert!(t.iter().all(|u| u.state == State::NotStarted));
+        let line = shell_line(&t[0].command);
+        assert!(line.starts_with("/bin/wt replicate snap linear --scale ci --out "), "{line}");
+        assert!(line.ends_with("--only ci_canonical_k10"), "{line}");
+        let probes = p.probe_units(Path::new("/bin/wt"));
+        let lines: Vec<String> = probes.iter().map(|u| shell_line(&u.command)).collect();
+        assert_eq!(probes.len(), 3, "{lines:?}");
+        assert!(lines[0].starts_with("/bin/wt replicate snap --scale ci"), "{}", lines[0]);
+        assert!(lines[2].contains("replicate linear ") && lines[2].ends_with("--probes-only --only linear_k10"));
+    }
+
+    #[test]
+    fn shell_quoting_survives_spaces_and_quotes() {
+        assert_eq!(shell_line(&["a b".into(), "it's".into(), "x=1".into()]), "'a b' 'it'\\''s' x=1");
+    }
+}

@@ -1,0 +1,267 @@
+//! `replicate --executor slurm`: the plan's unfinished units as Slurm job arrays — one task per
+//! training run, then one per (probe suite, run) after them, then the report after both
+//! (`--dependency=afterany`). Slurm schedules, retries and accounts; windtunnel only writes
+//! the scripts, submits them with `sbatch`, and reads the results from the shared directory.
+//! Each task runs this same binary on one unit (`replicate … --only <run>`), which takes the
+//! run's lock, resumes from its checkpoint and trains bit-identically to a local run.
+
+use super::plan::{Plan, State, Unit, shell_line};
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct SlurmOptions {
+    pub partition: Option<String>,
+    pub time: String,
+    pub cpus_per_task: u32,
+    pub mem: String,
+    pub extra: Vec<String>,
+    pub dry_run: bool,
+    pub wait: bool,
+}
+
+/// `<out>/<scale>/slurm`: scripts, `jobs.txt` (the last submission) and `logs/`.
+fn slurm_dir(plan: &Plan) -> PathBuf {
+    plan.out.join(plan.scale.name()).join("slurm")
+}
+
+/// A unit's own log (the task's output from its first line on).
+pub fn log_path(plan: &Plan, u: &Unit) -> PathBuf {
+    let kind = if u.kind == "train" { "train".to_string() } else { format!("probe-{}", u.kind) };
+    slurm_dir(plan).join("logs").join(format!("{kind}-{}.log", u.name))
+}
+
+/// Submit the plan's unfinished units; with `wait`, the names of the units that did not finish.
+pub fn submit(mut plan: Plan, o: &SlurmOptions, bin: &Path) -> Result<Vec<String>> {
+    plan.out = absolute_results_dir(&plan.out)?;
+    let dir = slurm_dir(&plan);
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).map_err(|e| Error::io(&logs, e))?;
+    if !o.dry_run {
+        check_slurm(o.partition.as_deref())?;
+        check_previous_jobs(&dir)?;
+    }
+    let marker = dir.join("shared-filesystem-check");
+    crate::io::tensors::write_atomic(&marker, crate::train::lock::host_name().as_bytes())?;
+    let train = plan.train_units(bin)?;
+    if let Some(m) = train.iter().find(|u| u.state == State::Mismatch) {
+        return Err(Error::other(format!("{}: {}; nothing submitted, nothing deleted", m.name, m.detail.trim())));
+    }
+    let busy: Vec<&Unit> = train.iter().filter(|u| u.state == State::Training).collect();
+    for u in &busy {
+        eprintln!("  {} is being trained{}: not submitted", u.name, u.detail);
+    }
+    let todo: Vec<&Unit> = train.iter().filter(|u| !matches!(u.state, State::Finished | State::Training)).collect();
+    let probes = plan.probe_units(bin);
+    let probes: Vec<&Unit> = probes.iter().filter(|u| u.state != State::Finished).collect();
+    let mut report = plan.args(bin);
+    report.push("--report-only".into());
+    let ctx = Script { plan: &plan, o, bin, marker: &marker };
+    let mut ids = vec![];
+    let train_id = ctx.array("wt-train", "train.sh", &todo, &[], &mut ids)?;
+    let probe_id =
+        ctx.array("wt-probes", "probes.sh", &probes, &train_id.iter().cloned().collect::<Vec<_>>(), &mut ids)?;
+    let after: Vec<String> = train_id.into_iter().chain(probe_id).collect();
+    let report_unit = Unit {
+        kind: "report".into(),
+        name: "report".into(),
+        state: State::NotStarted,
+        step: 0,
+        max_steps: 0,
+        detail: String::new(),
+        command: report,
+    };
+    ctx.array("wt-report", "report.sh", &[&report_unit], &after, &mut ids)?;
+    eprintln!(
+        "{} training task(s), {} probe task(s) and the report → {}\n  logs: {}\n  watch: {} --status",
+        todo.len(),
+        probes.len(),
+        if o.dry_run { "not submitted (--dry-run)".to_string() } else { format!("Slurm jobs {}", ids.join(", ")) },
+        logs.display(),
+        shell_line(&plan.args(bin))
+    );
+    if o.dry_run {
+        return Ok(vec![]);
+    }
+    crate::io::tensors::write_atomic(&dir.join("jobs.txt"), (ids.join("\n") + "\n").as_bytes())?;
+    if !o.wait {
+        return Ok(vec![]);
+    }
+    wait_for(&ids);
+    failures(&plan, bin, &todo, &probes)
+}
+
+/// The results directory, created and made absolute (tasks run elsewhere); refused when it
+/// cannot be written.
+fn absolute_results_dir(out: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(out)
+        .map_err(|e| Error::other(format!("results directory {} cannot be created: {e}", out.display())))?;
+    let abs = std::fs::canonicalize(out).map_err(|e| Error::io(out, e))?;
+    let probe = abs.join(format!(".write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .map_err(|e| Error::other(format!("results directory {} is not writable: {e}", abs.display())))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(abs)
+}
+
+/// `sbatch` on PATH, and the partition (when given) known to Slurm.
+fn check_slurm(partition: Option<&str>) -> Result<()> {
+    let ok = Command::new("sbatch").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        return Err(Error::other(
+            "--executor slurm: `sbatch` is not on PATH (install a Slurm client, e.g. Debian's slurm-client, or use \
+             --executor local, or --list-commands for another scheduler)",
+        ));
+    }
+    let Some(p) = partition else { return Ok(()) };
+    let out =
+        Command::new("sinfo").args(["-h", "-o", "%R"]).output().map_err(|e| Error::other(format!("sinfo: {e}")))?;
+    let known: Vec<String> = String::from_utf8_lossy(&out.stdout).split_whitespace().map(String::from).collect();
+    if known.iter().any(|k| k == p) {
+        Ok(())
+    } else {
+        Err(Error::config("--partition", format!("{p:?} does not exist (partitions: {})", known.join(", "))))
+    }
+}
+
+/// Refuse while jobs of the last submission are still queued or running: resubmitting would
+/// queue the same runs twice.
+fn check_previous_jobs(dir: &Path) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(dir.join("jobs.txt")) else { return Ok(()) };
+    let ids: Vec<&str> = text.split_whitespace().collect();
+    let live = queued(&ids);
+    if live.is_empty() {
+        return Ok(());
+    }
+    Err(Error::other(format!(
+        "Slurm jobs {} of the last submission to this results directory are still queued or running; wait for them \
+         (squeue -j {}) or cancel them (scancel {}) before submitting again",
+        live.join(", "),
+        live.join(","),
+        live.join(" ")
+    )))
+}
+
+/// Which of the job ids are still in `squeue`.
+fn queued(ids: &[impl AsRef<str>]) -> Vec<String> {
+    if ids.is_empty() {
+        return vec![];
+    }
+    let list = ids.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(",");
+    let out = Command::new("squeue").args(["-h", "-o", "%F", "-j", &list]).output();
+    let mut v: Vec<String> = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn wait_for(ids: &[String]) {
+    eprintln!("waiting for Slurm jobs {} …", ids.join(", "));
+    while !queued(ids).is_empty() {
+        std::thread::sleep(std::time::Duration::from_secs(3));
+    }
+}
+
+/// The submitted units that did not finish, each reported with its log.
+fn failures(plan: &Plan, bin: &Path, train: &[&Unit], probes: &[&Unit]) -> Result<Vec<String>> {
+    let now_train = plan.train_units(bin)?;
+    let now_probes = plan.probe_units(bin);
+    let mut failed = vec![];
+    for u in train.iter().chain(probes) {
+        let now = now_train.iter().chain(&now_probes).find(|n| n.kind == u.kind && n.name == u.name);
+        if now.is_some_and(|n| n.state != State::Finished) {
+            eprintln!("  FAILED {} {}: see {}", u.kind, u.name, log_path(plan, u).display());
+            failed.push(u.name.clone());
+        }
+    }
+    let report = plan.out.join(plan.scale.name()).join("report.md");
+    eprintln!("{} unit(s) did not finish; report → {}", failed.len(), report.display());
+    Ok(failed)
+}
+
+struct Script<'a> {
+    plan: &'a Plan,
+    o: &'a SlurmOptions,
+    bin: &'a Path,
+    marker: &'a Path,
+}
+
+impl Script<'_> {
+    /// Write `<slurm>/<file>` for `units` and submit it as an array after `after`; the job id.
+    fn array(
+        &self,
+        name: &str,
+        file: &str,
+        units: &[&Unit],
+        after: &[String],
+        ids: &mut Vec<String>,
+    ) -> Result<Option<String>> {
+        if units.is_empty() {
+            return Ok(None);
+        }
+        let path = slurm_dir(self.plan).join(file);
+        let text = self.text(name, units);
+        crate::io::tensors::write_atomic(&path, text.as_bytes())?;
+        let mut args: Vec<String> = vec!["--parsable".into()];
+        if !after.is_empty() {
+            args.push(format!("--dependency=afterany:{}", after.join(":")));
+        }
+        args.extend(self.o.extra.iter().cloned());
+        args.push(path.display().to_string());
+        if self.o.dry_run {
+            println!("# {}\n{text}\n$ sbatch {}\n", path.display(), shell_line(&args));
+            ids.push(format!("<{name}>"));
+            return Ok(Some(format!("<{name}>")));
+        }
+        let out = Command::new("sbatch").args(&args).output().map_err(|e| Error::other(format!("sbatch: {e}")))?;
+        if !out.status.success() {
+            return Err(Error::other(format!(
+                "sbatch {} failed: {}",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        let id = String::from_utf8_lossy(&out.stdout).trim().split(';').next().unwrap_or("").to_string();
+        ids.push(id.clone());
+        Ok(Some(id))
+    }
+
+    fn text(&self, name: &str, units: &[&Unit]) -> String {
+        let o = self.o;
+        let logs = slurm_dir(self.plan).join("logs");
+        let mut s = format!("#!/bin/bash\n#SBATCH --job-name={name}\n#SBATCH --array=0-{}\n", units.len() - 1);
+        s += &format!("#SBATCH --output={}/slurm-%A_%a.out\n", logs.display());
+        s += &format!(
+            "#SBATCH --time={}\n#SBATCH --cpus-per-task={}\n#SBATCH --mem={}\n",
+            o.time, o.cpus_per_task, o.mem
+        );
+        if let Some(p) = &o.partition {
+            s += &format!("#SBATCH --partition={p}\n");
+        }
+        s += "set -u\n";
+        s += &format!(
+            "if [ ! -f {m} ]; then echo \"windtunnel: {m} is not visible on $(hostname): the results directory must be on a \
+             filesystem shared by every node\" >&2; exit 3; fi\n",
+            m = shell_line(&[self.marker.display().to_string()])
+        );
+        s += &format!(
+            "if [ ! -x {b} ]; then echo \"windtunnel: {b} is not visible on $(hostname): install it on a shared path\" >&2; \
+             exit 3; fi\n",
+            b = shell_line(&[self.bin.display().to_string()])
+        );
+        s += "export RAYON_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-1}\"\ncase \"$SLURM_ARRAY_TASK_ID\" in\n";
+        for (i, u) in units.iter().enumerate() {
+            let log = if u.kind == "report" { logs.join("report.log") } else { log_path(self.plan, u) };
+            let mut cmd = u.command.clone();
+            if u.kind == "train" {
+                cmd.extend(["--threads".into(), "$RAYON_NUM_THREADS".into()]);
+            }
+            let line = shell_line(&cmd).replace("'$RAYON_NUM_THREADS'", "\"$RAYON_NUM_THREADS\"");
+            s += &format!("  {i}) exec {line} >> {} 2>&1 ;;\n", shell_line(&[log.display().to_string()]));
+        }
+        s += "  *) echo \"windtunnel: no unit $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\nesac\n";
+        s
+    }
+}
