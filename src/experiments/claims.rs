@@ -135,6 +135,7 @@ impl RunData {
 }
 
 /// Where a suite reads runs and writes figures.
+#[derive(Clone)]
 pub struct Ctx {
     pub scale: Scale,
     pub configs: super::configs::Configs,
@@ -147,12 +148,14 @@ pub struct Ctx {
     pub only: Vec<String>,
     /// Init/order seeds per configuration (1: the author's seed only).
     pub seeds: u32,
+    /// The seed whose runs [`Ctx::load`] reads (0: the author's).
+    pub seed: u32,
 }
 
 impl Ctx {
-    /// The suite's runs at seed 0 (the author's seeds).
+    /// The suite's runs at this context's seed (0: the author's seeds).
     pub fn load(&self, suite: &str) -> Result<Vec<RunData>> {
-        self.load_seed(suite, 0)
+        self.load_seed(suite, self.seed)
     }
 
     /// The suite's runs at init/order seed `s` (see [`super::runner::RunSpec::seeded`]).

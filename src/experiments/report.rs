@@ -190,7 +190,7 @@ pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
         outs.push(analyse(&ctx, s)?);
     }
     let mech = mechanisms(&ctx, &outs)?;
-    let seeds = super::seeds::section(&ctx, &plan.suites, plan.seeds)?;
+    let seeds = super::seeds::section(&ctx, &outs)?;
     let md = markdown(scale, &outs, &mech) + &seeds.markdown + &provenance(&ctx.runs)?;
     let path = base.join("report.md");
     crate::io::tensors::write_atomic(&path, md.as_bytes())?;
@@ -215,6 +215,7 @@ fn context(plan: &Plan, figures: PathBuf, run_probes: bool, only: Vec<String>) -
         run_probes,
         only,
         seeds: plan.seeds,
+        seed: 0,
     }
 }
 

@@ -3,7 +3,8 @@
 //! seed, and on the pooled points, whose bootstrap CI then includes the seed variation) → render
 //! (a markdown section, JSON, one figure with a series per seed).
 
-use super::claims::{Ctx, RunData, Verdict, fmt_ci, table};
+use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, fmt_ci, table};
+use super::plan::PROBE_SUITES;
 use super::stats::{Fit, mean_std, power_law};
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
@@ -30,11 +31,6 @@ pub fn alpha_holds(f: &Fit) -> bool {
     (f.slope - ALPHA).abs() <= 0.15 || f.ci95.is_some_and(|(lo, hi)| lo <= ALPHA && ALPHA <= hi)
 }
 
-/// Fixed-D flatness: |δ| ≤ 0.15 (as the single-seed row).
-pub fn delta_holds(f: &Fit) -> bool {
-    f.slope.abs() <= 0.15
-}
-
 /// The verdict over seeds: incomplete until every seed has its fit; replicated when the pooled
 /// fit holds *and* every seed does; differs when only some do; not replicated when none does.
 pub fn grade(per_seed: &[Option<bool>], pooled: Option<bool>) -> Verdict {
@@ -49,30 +45,93 @@ pub fn grade(per_seed: &[Option<bool>], pooled: Option<bool>) -> Verdict {
     }
 }
 
-pub fn section(ctx: &Ctx, suites: &[&str], seeds: u32) -> Result<Section> {
-    if seeds < 2 {
+/// The Seeds section for the suites already analysed at seed 0 (`outs`): every claim row of every
+/// suite with its own runs, re-graded on each seed, plus the pooled D-scaling fit. Probe suites
+/// read seed 0's checkpoints only and are left out.
+pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
+    if ctx.seeds < 2 {
         return Ok(Section { markdown: String::new(), data: None });
     }
+    let scratch = ctx.figures.join(".seeds");
+    std::fs::create_dir_all(&scratch).map_err(|e| crate::error::Error::io(&scratch, e))?;
     let mut rows = vec![];
     let mut data = serde_json::Map::new();
     let mut figures = vec![];
-    if suites.contains(&"d-scaling") {
-        let by_seed: Vec<Vec<RunData>> = (0..seeds).map(|s| ctx.load_seed("d-scaling", s)).collect::<Result<_>>()?;
-        let (row, js, fig) = d_scaling(ctx, &by_seed)?;
-        rows.push(row);
-        data.insert("d-scaling".into(), js);
-        figures.push(fig);
+    let mut t1_table = String::new();
+    for o in outs.iter().filter(|o| !PROBE_SUITES.contains(&o.suite.as_str())) {
+        let mut by_seed = vec![o.clone()];
+        for s in 1..ctx.seeds {
+            let c = Ctx { seed: s, figures: scratch.clone(), run_probes: false, ..ctx.clone() };
+            by_seed.push(super::report::analyse(&c, &o.suite)?);
+        }
+        let graded = claim_rows(&by_seed);
+        data.insert(o.suite.clone(), json!(graded.iter().map(|r| &r.1).collect::<Vec<_>>()));
+        rows.extend(graded.into_iter().map(|r| r.0));
+        if o.suite == "d-scaling" {
+            let runs: Vec<Vec<RunData>> =
+                (0..ctx.seeds).map(|s| ctx.load_seed("d-scaling", s)).collect::<Result<_>>()?;
+            let (row, js, fig) = d_scaling(ctx, &runs)?;
+            rows.push(row);
+            t1_table = t1_markdown(&js["t1_by_k"]);
+            data.insert("d-scaling pooled".into(), js);
+            figures.push(fig);
+        }
     }
-    if suites.contains(&"fixed-d") {
-        let by_seed: Vec<Vec<RunData>> = (0..seeds).map(|s| ctx.load_seed("fixed-d", s)).collect::<Result<_>>()?;
-        rows.push(fixed_d(&by_seed));
-    }
-    let mut md = format!("\n## Seeds ({seeds} init/batch-order seeds per configuration; data seed 42)\n\n");
-    md += &table(&["claim", "per seed", "pooled / spread", "holds for", "verdict"], &rows);
+    let _ = std::fs::remove_dir_all(&scratch);
+    let mut md = format!("\n## Seeds ({} init/batch-order seeds per configuration; data seed 42)\n\n", ctx.seeds);
+    md += "Each claim re-measured and re-graded on every seed's runs (s0 is the author's seed, the \
+           figures above). Over seeds: replicated when every seed replicates, not replicated when none \
+           does, differs otherwise.\n\n";
+    md += &table(&["suite: claim", "per seed", "pooled / spread", "holds for", "verdict"], &rows);
+    md += &t1_table;
     for f in figures {
         md += &format!("\n![seeds]({f})\n");
     }
     Ok(Section { markdown: md, data: Some(serde_json::Value::Object(data)) })
+}
+
+/// Verdict over seeds from the per-seed verdicts of one claim.
+pub fn over_seeds(v: &[Verdict]) -> Verdict {
+    let n = |x: Verdict| v.iter().filter(|y| **y == x).count();
+    if v.is_empty() || n(Verdict::Incomplete) > 0 {
+        Verdict::Incomplete
+    } else if n(Verdict::Replicated) == v.len() {
+        Verdict::Replicated
+    } else if n(Verdict::NotReplicated) == v.len() {
+        Verdict::NotReplicated
+    } else {
+        Verdict::Differs
+    }
+}
+
+/// One markdown row and one JSON object per claim row of the suite (rows matched by position:
+/// every seed runs the same analysis).
+fn claim_rows(by_seed: &[SuiteOutcome]) -> Vec<(Vec<String>, serde_json::Value)> {
+    let first = &by_seed[0];
+    (0..first.rows.len())
+        .map(|i| {
+            let rows: Vec<Option<&Row>> = by_seed.iter().map(|o| o.rows.get(i)).collect();
+            let verdicts: Vec<Verdict> = rows.iter().map(|r| r.map_or(Verdict::Incomplete, |r| r.verdict)).collect();
+            let per = rows
+                .iter()
+                .enumerate()
+                .map(|(s, r)| format!("s{s}: {} ({})", r.map_or("–", |r| r.ours.as_str()), verdicts[s].label()))
+                .collect::<Vec<_>>()
+                .join("<br>");
+            let holds = verdicts.iter().filter(|v| **v == Verdict::Replicated).count();
+            let v = over_seeds(&verdicts);
+            let md = vec![
+                format!("{}: {}", first.suite, first.rows[i].claim),
+                per,
+                "–".into(),
+                format!("{holds} of {} seeds", verdicts.len()),
+                v.label().into(),
+            ];
+            let js = json!({"claim": first.rows[i].claim, "ours": rows.iter().map(|r| r.map(|r| &r.ours)).collect::<Vec<_>>(),
+                "verdicts": verdicts, "verdict": v});
+            (md, js)
+        })
+        .collect()
 }
 
 fn d_scaling(ctx: &Ctx, by_seed: &[Vec<RunData>]) -> Result<(Vec<String>, serde_json::Value, String)> {
@@ -104,7 +163,7 @@ fn d_scaling(ctx: &Ctx, by_seed: &[Vec<RunData>]) -> Result<(Vec<String>, serde_
         .collect::<Vec<_>>()
         .join(", ");
     let row = vec![
-        "τ ∝ D^α (paper α = 1.194 [1.137, 1.308])".into(),
+        "d-scaling: τ ∝ D^α, all seeds' points pooled (paper α = 1.194 [1.137, 1.308])".into(),
         shown,
         format!("pooled {}; {spread}", pooled.as_ref().map_or("–".into(), fmt_ci)),
         format!("{} of {} seeds", per.iter().filter(|x| **x == Some(true)).count(), per.len()),
@@ -133,6 +192,29 @@ fn d_scaling(ctx: &Ctx, by_seed: &[Vec<RunData>]) -> Result<(Vec<String>, serde_
     Ok((row, js, ctx.figure("d_scaling_seeds.svg", &line_plot(&p)?)?))
 }
 
+/// The D-sweep's T1 per K: each seed's and mean ± sd (population) over the seeds that reached it.
+fn t1_markdown(by_k: &serde_json::Value) -> String {
+    let rows: Vec<Vec<String>> = by_k
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|x| {
+                    let t: Vec<String> = x["t1"].as_array().map_or(vec![], |t| {
+                        t.iter().map(|v| v.as_f64().map_or("–".into(), |v| format!("{v:.0}"))).collect()
+                    });
+                    let (m, sd) = (x["mean"].as_f64(), x["sd"].as_f64());
+                    let spread = match (m, sd) {
+                        (Some(m), Some(sd)) => format!("{m:.0} ± {sd:.0}"),
+                        _ => "–".into(),
+                    };
+                    vec![x["k"].to_string(), t.join(", "), spread]
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("\nD-sweep T1 per K over seeds:\n\n{}", table(&["K", "T1 per seed", "mean ± sd"], &rows))
+}
+
 /// T1 mean ± sd across seeds per K (over the seeds that reached T1).
 fn t1_spread(by_seed: &[Vec<RunData>]) -> Vec<serde_json::Value> {
     let ks: Vec<usize> = by_seed.first().map_or(vec![], |r| r.iter().map(|r| r.k()).collect());
@@ -144,33 +226,6 @@ fn t1_spread(by_seed: &[Vec<RunData>]) -> Vec<serde_json::Value> {
             json!({"k": k, "t1": t, "mean": m, "sd": sd})
         })
         .collect()
-}
-
-fn fixed_d(by_seed: &[Vec<RunData>]) -> Vec<String> {
-    let round = |d: usize| if d >= 1000 { (d + 50) / 100 * 100 } else { d };
-    let mut ds: Vec<usize> = by_seed.first().map_or(vec![], |r| r.iter().map(|r| round(r.d())).collect());
-    ds.dedup();
-    let mut per = vec![];
-    let mut shown = vec![];
-    for (s, runs) in by_seed.iter().enumerate() {
-        for (i, &d) in ds.iter().enumerate() {
-            let group: Vec<&RunData> = runs.iter().filter(|r| round(r.d()) == d).collect();
-            let (k, t): (Vec<f64>, Vec<f64>) =
-                group.iter().filter_map(|r| r.taus.t1.map(|t| (r.k() as f64, t as f64))).unzip();
-            let fit = power_law(&k, &t, super::scaling::SEED, 400 + 10 * s as u64 + i as u64)
-                .filter(|f| k.len() == group.len() && f.n >= 3);
-            shown.push(format!("s{s} D={d}: {}", fit.as_ref().map_or("–".into(), |f| format!("{:+.3}", f.slope))));
-            per.push(fit.as_ref().map(delta_holds));
-        }
-    }
-    let verdict = grade(&per, per.iter().all(|x| x.is_some()).then_some(per.iter().all(|x| *x == Some(true))));
-    vec![
-        "At fixed D, τ does not depend on K (|δ| ≤ 0.15)".into(),
-        shown.join(", "),
-        "–".into(),
-        format!("{} of {} (seed, D)", per.iter().filter(|x| **x == Some(true)).count(), per.len()),
-        verdict.label().into(),
-    ]
 }
 
 #[cfg(test)]
@@ -187,7 +242,17 @@ mod tests {
         assert!(!alpha_holds(&fit(1.194 + 0.151, None)));
         assert!(alpha_holds(&fit(1.5, Some((1.1, 1.6)))));
         assert!(!alpha_holds(&fit(0.9, Some((0.8, 1.0)))));
-        assert!(delta_holds(&fit(-0.15, None)) && !delta_holds(&fit(0.151, None)));
+    }
+
+    #[test]
+    fn over_seeds_is_replicated_only_when_every_seed_is() {
+        use Verdict::*;
+        assert_eq!(over_seeds(&[Replicated, Replicated, Replicated]), Replicated);
+        assert_eq!(over_seeds(&[Replicated, NotReplicated, Replicated]), Differs);
+        assert_eq!(over_seeds(&[Differs, Differs]), Differs);
+        assert_eq!(over_seeds(&[NotReplicated, NotReplicated]), NotReplicated);
+        assert_eq!(over_seeds(&[Replicated, Incomplete]), Incomplete);
+        assert_eq!(over_seeds(&[]), Incomplete);
     }
 
     #[test]
