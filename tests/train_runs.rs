@@ -130,13 +130,19 @@ fn sigkill_at_arbitrary_moments_then_resume_gives_the_same_bits() {
         .unwrap();
     assert!(st.success());
     let want = final_hash(&reference);
-    for (i, delay_ms) in [150u64, 400, 900].iter().enumerate() {
+    let mut resumed = 0;
+    for (i, delay_ms) in [0u64, 100, 300].iter().enumerate() {
         let dir = tmpdir(&format!("kill{i}"));
         let mut child = bin()
             .args(["train", "--quiet", "--config", cfg_path.to_str().unwrap(), "--out", dir.to_str().unwrap()])
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
+        // Kill after the first checkpoint (plus a delay, to land anywhere in a later step or write).
+        let t0 = std::time::Instant::now();
+        while !dir.join("resume.safetensors").exists() && t0.elapsed() < std::time::Duration::from_secs(60) {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
         std::thread::sleep(std::time::Duration::from_millis(*delay_ms));
         child.kill().ok(); // SIGKILL: no chance to clean up
         child.wait().unwrap();
@@ -150,9 +156,11 @@ fn sigkill_at_arbitrary_moments_then_resume_gives_the_same_bits() {
                 }
             }
         }
-        if !dir.join("resume.safetensors").exists() {
-            continue; // killed before the first checkpoint: nothing to resume
+        assert!(dir.join("resume.safetensors").exists(), "no checkpoint within 60 s");
+        if dir.join("summary.json").exists() {
+            continue; // finished before the kill landed: nothing was interrupted
         }
+        resumed += 1;
         let st = bin()
             .args(["train", "--quiet", "--resume", dir.to_str().unwrap()])
             .stdout(std::process::Stdio::null())
@@ -162,6 +170,7 @@ fn sigkill_at_arbitrary_moments_then_resume_gives_the_same_bits() {
         assert_eq!(final_hash(&dir), want, "killed after {delay_ms} ms");
         std::fs::remove_dir_all(&dir).ok();
     }
+    assert!(resumed >= 2, "only {resumed} of 3 kills interrupted the run: the test checked too little");
     std::fs::remove_dir_all(&reference).ok();
 }
 
@@ -268,4 +277,27 @@ fn a_run_of_another_arithmetic_version_is_not_resumed() {
     assert!(err.contains("arithmetic v1") && err.contains("arithmetic v2") && err.contains("--force"), "{err}");
     assert_eq!(std::fs::read(dir.join("metrics.jsonl")).unwrap(), metrics, "a refused resume changes nothing");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn stop_not_before_t4_holds_the_t1_rule_until_t4_and_stays_a_prefix() {
+    let long = small(&["train.max_steps=600", "train.lr=1e-2"]);
+    let (_, full) = straight(&long);
+    let t = windtunnel::train::tau::taus(&full, long.data.k);
+    let (t1, t4) = (t.t1.expect("T1"), t.t4.expect("T4"));
+    let (_, plain) = straight(&small(&["train.max_steps=600", "train.lr=1e-2", "train.stop_at_t1_multiple=1.0"]));
+    let (_, held) = straight(&small(&[
+        "train.max_steps=600",
+        "train.lr=1e-2",
+        "train.stop_at_t1_multiple=1.0",
+        "train.stop_not_before_t4=true",
+    ]));
+    assert_eq!(plain.last().unwrap().step, t1, "without the hold the run stops at T1");
+    assert_eq!(
+        held.last().unwrap().step,
+        t1.max(t4),
+        "with it, at the first eval where both rules allow (T1 {t1}, T4 {t4})"
+    );
+    assert!(t4 > t1, "the fixture must have T4 after T1 for this test to mean anything (T1 {t1}, T4 {t4})");
+    assert_eq!(strip(&held), strip(&full[..held.len()]));
 }

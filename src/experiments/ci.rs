@@ -47,7 +47,12 @@ pub fn ci_canonical(k: usize) -> RunSpec {
     spec(
         format!("ci_canonical_k{k}"),
         "canonical_k10.toml",
-        &[format!("data.k={k}"), s("data.n_b=200"), format!("train.stop_at_t1_multiple={m}")],
+        &[
+            format!("data.k={k}"),
+            s("data.n_b=200"),
+            format!("train.stop_at_t1_multiple={m}"),
+            s(super::suites::T4_KNOWN),
+        ],
     )
 }
 

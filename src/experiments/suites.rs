@@ -8,7 +8,8 @@
 //! (3·T1 for K = 10 and 20, whose checkpoints the probes read up to 3τ) and the LR, batch and
 //! z-sharing runs 1000 steps after T1, T2 and the end of the T3 window have all been seen (the
 //! author's early stop at 0.01·ln K can take tens of thousands of steps more, and never changes a
-//! waiting time); a run that never transitions still runs to its full length. The LR sweep's
+//! waiting time); a run that never transitions still runs to its full length. The canonical runs
+//! also never stop before T4, which Δz lead needs (at large K it comes after 2·T1). The LR sweep's
 //! η = 1e-3 point is the canonical K = 20 run. The fixed-D runs (the author's early stop at
 //! 0.01·ln K) stop at 1.2·T1: the claim needs T1 only.
 
@@ -56,8 +57,11 @@ const TAUS_KNOWN: &str = "train.stop_after_taus=1000";
 /// The canonical run at K (paper scale).
 pub fn canonical(k: usize) -> RunSpec {
     let multiple = if k == 10 || k == 20 { "train.stop_at_t1_multiple=3.0" } else { "train.stop_at_t1_multiple=2.0" };
-    RunSpec::new(format!("canonical_k{k}"), format!("canonical_k{k}.toml"), &[multiple])
+    RunSpec::new(format!("canonical_k{k}"), format!("canonical_k{k}.toml"), &[multiple, T4_KNOWN])
 }
+
+/// Δz lead needs T4 of every canonical run, which comes after 2·T1 at large K.
+pub const T4_KNOWN: &str = "train.stop_not_before_t4=true";
 
 /// Runs of a suite at paper scale.
 pub fn paper_runs(suite: &str) -> Vec<RunSpec> {

@@ -37,6 +37,9 @@ pub struct TrainState {
     pub t2_step: Option<u64>,
     #[serde(default)]
     pub t3_end_step: Option<u64>,
+    /// First step with first_target_loss < 0.9·ln K (T4).
+    #[serde(default)]
+    pub t4_step: Option<u64>,
     /// Why the run stopped, once it has.
     pub stopped: Option<String>,
     /// Seconds spent training and evaluating, summed over sessions.

@@ -173,6 +173,12 @@ impl<S: Scalar> Trainer<S> {
         if self.state.t3_end_step.is_none() && self.cfg.data.k > 1 && cand < 0.05 * ln_k {
             self.state.t3_end_step = Some(r.step);
         }
+        if self.state.t4_step.is_none() && self.cfg.data.k > 1 && first < 0.9 * ln_k {
+            self.state.t4_step = Some(r.step);
+        }
+        if tc.stop_not_before_t4 && self.state.t4_step.is_none() {
+            return;
+        }
         if let Some(frac) = tc.early_stop_frac {
             if cand < frac * ln_k {
                 self.state.early_stop_count += 1;
