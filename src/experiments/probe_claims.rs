@@ -172,6 +172,13 @@ pub fn snap_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     Ok(o)
 }
 
+/// One selector head: the top head (layer, Δ loss) is in layer 0 with Δ > 0.3 nats (direction);
+/// replicated when it also dominates the runner-up (≥ 1.25× its Δ) and is within 2× of the paper's Δ.
+pub fn selector_verdict((layer, delta): (usize, f64), runner_up: f64, paper: f64) -> Verdict {
+    let single = delta >= 1.25 * runner_up.max(0.0);
+    Verdict::grade(layer == 0 && delta > 0.3, single && (0.5..=2.0).contains(&(delta / paper)))
+}
+
 pub fn ablation_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let runs = probe_runs(ctx, "ablation")?;
     let mut secs = 0.0;
@@ -204,8 +211,10 @@ pub fn ablation_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
                 "L{}H{} +{:.2} nats at step {} (next L{}H{} +{:.2})",
                 h0.layer, h0.head, h0.zero_loss_delta, mid.step, h1.layer, h1.head, h1.zero_loss_delta
             ),
-            Verdict::grade(h0.layer == 0 && h0.zero_loss_delta > 0.3, (0.5..=2.0).contains(&(h0.zero_loss_delta / paper_mid))),
-            "head indices depend on the init (windtunnel's init stream is not PyTorch's); replicated: the top head is in layer 0 within 2× of the paper's Δ",
+            selector_verdict((h0.layer, h0.zero_loss_delta), h1.zero_loss_delta, paper_mid),
+            "head indices depend on the init (windtunnel's init stream is not PyTorch's); replicated: the top head is in \
+             layer 0, within 2× of the paper's Δ, and a single head (≥ 1.25× the runner-up's Δ; the paper's K = 20 \
+             margin is 1.61×); differs when the top layer-0 head is tied with another",
         ));
         let (dp, dm, dq) = (pre[0].zero_loss_delta, h0.zero_loss_delta, post[0].zero_loss_delta);
         rows.push(Row::new(
@@ -385,4 +394,22 @@ pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     o.compute_seconds = seconds;
     o.data = json!(data);
     Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_selector_head_tied_with_another_is_not_a_single_head() {
+        // windtunnel's ci K = 10: L0H3 +1.11 against L0H0 +1.08.
+        assert_eq!(selector_verdict((0, 1.11), 1.08, 1.41), Verdict::Differs);
+        // The paper's K = 20 margin.
+        assert_eq!(selector_verdict((0, 1.72), 1.07, 1.72), Verdict::Replicated);
+        assert_eq!(selector_verdict((0, 1.25), 1.0, 1.41), Verdict::Replicated);
+        assert_eq!(selector_verdict((0, 1.24), 1.0, 1.41), Verdict::Differs);
+        assert_eq!(selector_verdict((1, 2.0), 0.1, 1.41), Verdict::NotReplicated);
+        assert_eq!(selector_verdict((0, 0.29), 0.0, 1.41), Verdict::NotReplicated);
+        assert_eq!(selector_verdict((0, 3.0), 0.5, 1.41), Verdict::Differs, "more than 2× the paper's");
+    }
 }

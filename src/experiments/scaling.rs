@@ -206,13 +206,12 @@ pub fn fixed_d(ctx: &Ctx) -> Result<SuiteOutcome> {
         let taus = group.iter().map(|r| format!("K={}: {}", r.k(), r.show(r.taus.t1))).collect::<Vec<_>>().join(", ");
         match power_law(&k, &t, SEED, 10 + i as u64) {
             Some(f) if k.len() == group.len() && f.n >= 3 => {
-                let v = Verdict::grade(f.slope.abs() <= 0.3, f.slope.abs() <= 0.15);
                 rows.push(Row::new(
                     &claim,
                     paper(d),
                     format!("δ = {} ({taus})", fmt_ci(&f)),
-                    v,
-                    "|δ| ≤ 0.15 counts as flat (the D-law exponent is ≈ 1.2)",
+                    fixed_d_verdict(&f),
+                    "flat: |δ| ≤ 0.15 and its 95% CI contains 0 (the D-law exponent is ≈ 1.2); |δ| ≤ 0.3 differs",
                 ));
                 fits.push(json!({"d": d, "slope": f.slope, "ci95": f.ci95, "r2": f.r2}));
             }
@@ -239,6 +238,13 @@ pub fn fixed_d(ctx: &Ctx) -> Result<SuiteOutcome> {
     let mut o = outcome("fixed-d", &runs, rows, figures, table(&["run", "K", "n_b", "D", "T1"], &detail));
     o.data = json!({ "fits": fits });
     Ok(o)
+}
+
+/// τ flat in K at fixed D: replicated when |δ| ≤ 0.15 and the CI contains 0 (a δ whose CI
+/// excludes 0 is a real, if small, dependence); differs when |δ| ≤ 0.3; else not replicated.
+pub fn fixed_d_verdict(f: &Fit) -> Verdict {
+    let ci_has_zero = f.ci95.is_some_and(|(lo, hi)| lo <= 0.0 && 0.0 <= hi);
+    Verdict::grade(f.slope.abs() <= 0.3, f.slope.abs() <= 0.15 && ci_has_zero)
 }
 
 /// D rounded to the nominal size (the K = 36 runs have D = 10,008 and 20,016).
@@ -340,4 +346,23 @@ pub fn d_scaling(ctx: &Ctx) -> Result<SuiteOutcome> {
         "points": d.iter().zip(&t).map(|(d, t)| json!({"d": d, "t1": t})).collect::<Vec<_>>(),
     });
     Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fit(slope: f64, ci: (f64, f64)) -> Fit {
+        Fit { slope, intercept: 0.0, r2: 0.9, n: 4, ci95: Some(ci) }
+    }
+
+    #[test]
+    fn fixed_d_is_flat_only_when_the_ci_contains_zero() {
+        // The ci-scale D = 4000 fit: small, but its CI excludes 0.
+        assert_eq!(fixed_d_verdict(&fit(-0.126, (-0.193, -0.059))), Verdict::Differs);
+        assert_eq!(fixed_d_verdict(&fit(-0.039, (-0.078, 0.0))), Verdict::Replicated);
+        assert_eq!(fixed_d_verdict(&fit(0.16, (-0.1, 0.4))), Verdict::Differs);
+        assert_eq!(fixed_d_verdict(&fit(0.31, (-0.1, 0.7))), Verdict::NotReplicated);
+        assert_eq!(fixed_d_verdict(&fit(-0.30, (-0.5, -0.1))), Verdict::Differs);
+    }
 }
