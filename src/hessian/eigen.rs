@@ -192,6 +192,9 @@ mod tests {
         assert!((r.lambda - 5.0).abs() < 1e-6, "{}", r.lambda);
         // The shifted iteration for the minimum on a degenerate bulk stops early, unconverged.
         let m = power_iteration(&mut Diag(d), r.lambda + 1.0, 1, 50);
-        assert!(m.iters <= 50 && m.lambda < 1.0);
+        // It stops by its cosine rule (after > 10 iterations), before the cap, with a residual
+        // that shows it is not an eigenpair: λ_min is the author's estimate, not a converged one.
+        assert!(m.iters > 11 && m.iters < 50, "{} iterations", m.iters);
+        assert!(m.lambda < 1.0 && m.residual > 1e-3, "λ {} residual {}", m.lambda, m.residual);
     }
 }
