@@ -67,6 +67,10 @@ pub struct Args {
     /// only these runs and the probes on them.
     #[arg(long, value_delimiter = ',', conflicts_with = "report_only")]
     only: Vec<String>,
+    /// Write the report even when its runs were trained under different arithmetic versions
+    /// (it says so); by default such a report is refused.
+    #[arg(long)]
+    allow_mixed_arithmetic: bool,
     #[command(flatten)]
     slurm: SlurmArgs,
 }
@@ -134,6 +138,7 @@ pub fn run(a: Args) -> Result<Outcome> {
         configs: Configs::from_arg(a.configs.clone()),
         seeds: a.seeds,
         only: a.only.clone(),
+        allow_mixed_arithmetic: a.allow_mixed_arithmetic,
     };
     if !a.only.is_empty() && !a.probes_only {
         check_only(&a.only, plan.unit_names(), "runs of the suites and the runs their probes read")?;

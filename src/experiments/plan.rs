@@ -19,6 +19,8 @@ pub struct Plan {
     pub seeds: u32,
     /// When not empty, only these units (run names, or the run a probe reads) are listed or submitted.
     pub only: Vec<String>,
+    /// Write a report over runs of several arithmetic versions (flagged) instead of refusing.
+    pub allow_mixed_arithmetic: bool,
 }
 
 /// Suites whose claims read probe results computed on their runs' checkpoints.
@@ -205,6 +207,7 @@ mod tests {
             configs: Configs::Builtin,
             seeds,
             only: vec![],
+            allow_mixed_arithmetic: false,
         }
     }
 

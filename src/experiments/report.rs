@@ -191,7 +191,7 @@ pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
     }
     let mech = mechanisms(&ctx, &outs)?;
     let seeds = super::seeds::section(&ctx, &outs)?;
-    let md = markdown(scale, &outs, &mech) + &seeds.markdown + &provenance(&ctx.runs)?;
+    let md = markdown(scale, &outs, &mech) + &seeds.markdown + &provenance(&ctx.runs, plan.allow_mixed_arithmetic)?;
     let path = base.join("report.md");
     crate::io::tensors::write_atomic(&path, md.as_bytes())?;
     let js = ReportJson {
@@ -234,7 +234,7 @@ pub fn probes_only(plan: &Plan, only: Vec<String>) -> Result<()> {
 /// Which arithmetic versions and revisions trained the runs under `runs` (one markdown section);
 /// runs of different arithmetic versions are flagged, since their numbers are not comparable bit
 /// for bit and a resumed run never mixes them.
-pub fn provenance(runs: &Path) -> Result<String> {
+pub fn provenance(runs: &Path, allow_mixed: bool) -> Result<String> {
     let mut by_version: std::collections::BTreeMap<(u32, String), Vec<String>> = Default::default();
     let entries = match std::fs::read_dir(runs) {
         Ok(e) => e,
@@ -250,6 +250,17 @@ pub fn provenance(runs: &Path) -> Result<String> {
     }
     let mut s = String::from("\n## Provenance\n\n");
     let versions: std::collections::BTreeSet<u32> = by_version.keys().map(|k| k.0).collect();
+    if versions.len() > 1 && !allow_mixed {
+        let each: Vec<String> =
+            by_version.iter().map(|((v, rev), n)| format!("v{v} at {rev}: {}", n.join(", "))).collect();
+        return Err(Error::other(format!(
+            "{} holds runs of arithmetic versions {versions:?} ({}); their numbers are not one replication. Retrain the \
+             odd ones out, or pass --allow-mixed-arithmetic to write the report anyway (it says so at the top of \
+             its Provenance section)",
+            runs.display(),
+            each.join("; ")
+        )));
+    }
     if versions.len() > 1 {
         s += &format!(
             "**Mixed arithmetic: these runs were trained under arithmetic versions {versions:?}; results of different versions \
@@ -258,7 +269,8 @@ pub fn provenance(runs: &Path) -> Result<String> {
     }
     for ((v, rev), mut names) in by_version {
         names.sort();
-        s += &format!("- arithmetic v{v}, revision `{rev}`: {} runs ({})\n", names.len(), names.join(", "));
+        let dirty = if rev.ends_with("-dirty") { " — **built from uncommitted changes**" } else { "" };
+        s += &format!("- arithmetic v{v}, revision `{rev}`{dirty}: {} runs ({})\n", names.len(), names.join(", "));
     }
     Ok(s)
 }
@@ -332,10 +344,15 @@ mod tests {
         };
         write("a", Some(2));
         write("b", Some(2));
-        let one = provenance(&runs).unwrap();
+        let one = provenance(&runs, false).unwrap();
         assert!(one.contains("arithmetic v2") && one.contains("2 runs (a, b)") && !one.contains("Mixed"), "{one}");
         write("old", None);
-        let mixed = provenance(&runs).unwrap();
+        let e = provenance(&runs, false).unwrap_err().to_string();
+        assert!(
+            e.contains("{1, 2}") && e.contains("v1 at") && e.contains("old") && e.contains("--allow-mixed-arithmetic"),
+            "{e}"
+        );
+        let mixed = provenance(&runs, true).unwrap();
         assert!(
             mixed.contains("Mixed arithmetic") && mixed.contains("arithmetic v1") && mixed.contains("(old)"),
             "{mixed}"
