@@ -79,7 +79,7 @@ fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, quiet
         dir.display()
     );
     let interactive = !quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
-    let progress = Bar::new(interactive, quiet, crate::numerics::math::ln(cfg.data.k as f64), tc.eval_every);
+    let progress = Bar::new(interactive, quiet, crate::train::tau::Thresholds::new(cfg.data.k).ln_k, tc.eval_every);
     let bar = progress.bar.clone();
     let open = if resume { Open::Resume } else { Open::Create { force } };
     // The one writer of the run (the lock `replicate` and Slurm tasks take too).

@@ -96,9 +96,9 @@ impl RunData {
     pub fn load(spec: &RunSpec, configs: &super::configs::Configs, runs: &Path) -> Result<Self> {
         let cfg = spec.resolve(configs)?;
         let dir = runs.join(&spec.name);
-        let m = dir.join("metrics.jsonl");
+        let m = crate::train::layout::metrics(&dir);
         let records = if m.exists() { read_records(&m)? } else { vec![] };
-        let summary = super::runner::read_summary(&dir).ok();
+        let summary = crate::train::layout::read_summary(&dir).ok();
         let taus = taus(&records, cfg.data.k);
         let train_seconds = match &summary {
             Some(s) => s.train_seconds + s.eval_seconds,
@@ -117,7 +117,7 @@ impl RunData {
     }
 
     pub fn ln_k(&self) -> f64 {
-        crate::numerics::math::ln(self.cfg.data.k as f64)
+        crate::train::tau::Thresholds::new(self.cfg.data.k).ln_k
     }
 
     pub fn last_step(&self) -> u64 {

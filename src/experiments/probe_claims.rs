@@ -60,12 +60,18 @@ pub(super) fn cached<T: DeserializeOwned>(
     compute: impl FnOnce(&RunView) -> Result<T>,
 ) -> Result<Option<T>> {
     let allowed = ctx.probe_allowed(&run.name) && run.complete;
-    cached_in(&run.dir.join("probes"), name, &run.name, allowed, seconds, || compute(&RunView::open(&run.dir)?))
+    cached_in(&crate::train::layout::probes(&run.dir), name, &run.name, allowed, seconds, || {
+        compute(&RunView::open(&run.dir)?)
+    })
 }
 
 /// Where the result of probe suite `suite` on the run (or linear baseline) `dir` is cached.
 pub fn cache_path(dir: &Path, suite: &str) -> std::path::PathBuf {
-    if suite == "linear" { dir.join("linear.json") } else { dir.join("probes").join(format!("{suite}.json")) }
+    if suite == "linear" {
+        dir.join("linear.json")
+    } else {
+        crate::train::layout::probes(dir).join(format!("{suite}.json"))
+    }
 }
 
 /// The linear baseline's result directories under the runs directory, one per K.

@@ -242,7 +242,7 @@ pub fn provenance(runs: &Path, allow_mixed: bool) -> Result<String> {
     };
     for e in entries.flatten() {
         let dir = e.path();
-        if dir.join("manifest.json").exists() {
+        if crate::train::layout::manifest(&dir).exists() {
             let m = crate::train::rundir::Manifest::read(&dir)?;
             let name = e.file_name().to_string_lossy().into_owned();
             by_version.entry((m.arithmetic, m.git_revision)).or_default().push(name);
@@ -340,7 +340,7 @@ mod tests {
                 None => drop(m.as_object_mut().unwrap().remove("arithmetic")),
             }
             std::fs::create_dir_all(runs.join(name)).unwrap();
-            std::fs::write(runs.join(name).join("manifest.json"), m.to_string()).unwrap();
+            std::fs::write(crate::train::layout::manifest(&runs.join(name)), m.to_string()).unwrap();
         };
         write("a", Some(2));
         write("b", Some(2));

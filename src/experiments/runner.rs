@@ -6,6 +6,7 @@
 use super::configs::Configs;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
+use crate::train::layout::read_summary;
 use crate::train::lock::RunLock;
 use crate::train::rundir::{RunDir, Summary};
 use crate::train::session::{Open, Progress, run_session_dtype};
@@ -62,7 +63,7 @@ pub enum Status {
 
 /// State of a run directory against the config it should hold.
 pub fn status(dir: &Path, cfg: &RunConfig) -> Status {
-    if !dir.join("config.toml").exists() {
+    if !crate::train::layout::config(dir).exists() {
         return Status::Missing;
     }
     match RunDir::read_config(dir) {
@@ -70,9 +71,9 @@ pub fn status(dir: &Path, cfg: &RunConfig) -> Status {
             Status::Mismatch(format!("{} holds a different config than the suite asks for", dir.display()))
         }
         Err(e) => Status::Mismatch(e.to_string()),
-        Ok(_) if dir.join("summary.json").exists() => Status::Complete,
+        Ok(_) if crate::train::layout::summary(dir).exists() => Status::Complete,
         // Killed before its first checkpoint: nothing to resume, start again.
-        Ok(_) if !dir.join("resume.safetensors").exists() => Status::Missing,
+        Ok(_) if !crate::train::layout::resume(dir).exists() => Status::Missing,
         Ok(_) => Status::Incomplete,
     }
 }
@@ -151,11 +152,5 @@ fn run_one(spec: &RunSpec, configs: &Configs, dir: &Path, progress: &ProgressFac
 
 /// `<runs>/<name>.failed`: the error of the last attempt to train the run, until one succeeds.
 pub fn failed_marker(dir: &Path) -> PathBuf {
-    dir.with_extension("failed")
-}
-
-pub fn read_summary(dir: &Path) -> Result<Summary> {
-    let p = dir.join("summary.json");
-    let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
-    serde_json::from_str(&text).map_err(|e| Error::format(&p, e.to_string()))
+    crate::train::layout::failed(dir)
 }

@@ -275,7 +275,7 @@ pub fn d_scaling(ctx: &Ctx) -> Result<SuiteOutcome> {
         _ => Row::incomplete(claim, paper, format!("{} of {} runs have T1", d.len(), runs.len())),
     });
     let mut frac_fits = vec![];
-    for (i, frac) in [0.3, 0.4, 0.5, 0.6, 0.7].iter().enumerate() {
+    for (i, frac) in crate::train::tau::Thresholds::T1_FRACTIONS.iter().enumerate() {
         let at = |r: &RunData| r.taus.t1_fractions.iter().find(|(f, _)| f == frac).and_then(|(_, t)| *t);
         let (dx, ty) = pairs(&refs, |r| r.d() as f64, at);
         frac_fits.push((*frac, power_law(&dx, &ty, SEED, 200 + i as u64), dx.len() == runs.len()));

@@ -265,7 +265,7 @@ pub fn train_linear(
             points.push(p);
         }
     }
-    let ln_k = math::ln(cfg.k as f64);
+    let ln_k = crate::train::tau::Thresholds::new(cfg.k).ln_k;
     let last = points.last().map_or(f64::NAN, |p| p.candidate_loss);
     let q = points.len() * 3 / 4;
     Ok(LinearReport {

@@ -26,7 +26,7 @@ pub struct RunView {
 
 impl RunView {
     pub fn open(dir: &Path) -> Result<Self> {
-        let cp = dir.join("config.toml");
+        let cp = crate::train::layout::config(dir);
         if !cp.exists() {
             return Err(Error::format(
                 dir,
@@ -34,10 +34,10 @@ impl RunView {
             ));
         }
         let cfg = RunConfig::load(Some(&cp), &[])?;
-        let records = read_records(&dir.join("metrics.jsonl"))?;
+        let records = read_records(&crate::train::layout::metrics(dir))?;
         let taus = taus(&records, cfg.data.k);
         let mut steps = vec![];
-        if let Ok(rd) = std::fs::read_dir(dir.join("checkpoints")) {
+        if let Ok(rd) = std::fs::read_dir(crate::train::layout::checkpoints(dir)) {
             for e in rd.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
                 if let Some(s) = name.strip_prefix("step_").and_then(|s| s.strip_suffix(".safetensors"))
@@ -107,12 +107,12 @@ impl RunView {
 
     /// `ln K`.
     pub fn ln_k(&self) -> f64 {
-        crate::numerics::math::ln(self.cfg.data.k as f64)
+        crate::train::tau::Thresholds::new(self.cfg.data.k).ln_k
     }
 
     /// Write a probe result as pretty JSON into `<run>/probes/<name>.json`.
     pub fn write_json<T: serde::Serialize>(&self, name: &str, value: &T) -> Result<PathBuf> {
-        let dir = self.dir.join("probes");
+        let dir = crate::train::layout::probes(&self.dir);
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let p = dir.join(format!("{name}.json"));
         crate::io::tensors::write_atomic(&p, serde_json::to_string_pretty(value).expect("serialises").as_bytes())?;
@@ -121,7 +121,7 @@ impl RunView {
 
     /// Write a text artefact (CSV, SVG) into `<run>/probes/`.
     pub fn write_text(&self, file: &str, text: &str) -> Result<PathBuf> {
-        let dir = self.dir.join("probes");
+        let dir = crate::train::layout::probes(&self.dir);
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let p = dir.join(file);
         crate::io::tensors::write_atomic(&p, text.as_bytes())?;

@@ -56,7 +56,7 @@ struct ResumeMeta {
 }
 
 pub fn checkpoint_path(run: &Path, step: u64) -> PathBuf {
-    run.join("checkpoints").join(format!("step_{step:08}.safetensors"))
+    super::layout::checkpoint(run, step)
 }
 
 /// Whether a parameters checkpoint is due after `step` completed steps.
@@ -80,12 +80,12 @@ pub fn save_resume<S: Scalar>(run: &Path, model: &Model<S>, opt: &AdamW<S>, stat
         ts.push(Tensor::from_scalars(format!("adam.v.{}", e.name), e.shape.clone(), model.layout.view(&opt.v, i)));
     }
     let meta = ResumeMeta { file: FileMeta::new("resume", &model.cfg, S::NAME), adam_t: opt.t, state: state.clone() };
-    tensors::write(&run.join("resume.safetensors"), &ts, Some(&serde_json::to_string(&meta).unwrap()))
+    tensors::write(&super::layout::resume(run), &ts, Some(&serde_json::to_string(&meta).unwrap()))
 }
 
 /// Load `resume.safetensors` into a model and optimizer of the given config and dtype.
 pub fn load_resume<S: Scalar>(run: &Path, cfg: &ModelConfig, opt: &mut AdamW<S>) -> Result<(Model<S>, TrainState)> {
-    let path = run.join("resume.safetensors");
+    let path = super::layout::resume(run);
     if !path.exists() {
         return Err(Error::format(&path, "missing: the run has no resumable state (was it started by this version?)"));
     }

@@ -41,7 +41,7 @@ impl Holder {
 
 /// The lock path of the run directory `dir`.
 pub fn lock_path(dir: &Path) -> PathBuf {
-    dir.with_extension("lock")
+    super::layout::lock(dir)
 }
 
 /// The current holder of `dir`'s lock, if the lock file exists and parses. A bare pid (the

@@ -80,7 +80,7 @@ impl Manifest {
 
     /// `manifest.json` of the run directory `dir`.
     pub fn read(dir: &Path) -> Result<Self> {
-        let mp = dir.join("manifest.json");
+        let mp = super::layout::manifest(dir);
         let text = std::fs::read_to_string(&mp).map_err(|e| Error::io(&mp, e))?;
         serde_json::from_str(&text).map_err(|e| Error::format(&mp, e.to_string()))
     }
@@ -131,7 +131,7 @@ pub fn summarize(records: &[Record], state: &TrainState, cfg: &RunConfig, d: usi
         stopped: state.stopped.clone(),
         k: cfg.data.k,
         d,
-        ln_k: crate::numerics::math::ln(cfg.data.k as f64),
+        ln_k: super::tau::Thresholds::new(cfg.data.k).ln_k,
         taus: t,
         plateau: p,
         final_record: records.last().cloned(),
@@ -181,22 +181,22 @@ impl RunDir {
             }
             std::fs::remove_dir_all(path).map_err(|e| Error::io(path, e))?;
         }
-        std::fs::create_dir_all(path.join("checkpoints")).map_err(|e| Error::io(path, e))?;
-        write_atomic(&path.join("config.toml"), cfg.to_toml().as_bytes())?;
+        std::fs::create_dir_all(super::layout::checkpoints(path)).map_err(|e| Error::io(path, e))?;
+        write_atomic(&super::layout::config(path), cfg.to_toml().as_bytes())?;
         let manifest = serde_json::to_string_pretty(&Manifest::current(dtype)).unwrap();
-        write_atomic(&path.join("manifest.json"), manifest.as_bytes())?;
+        write_atomic(&super::layout::manifest(path), manifest.as_bytes())?;
         Self::open(path)
     }
 
     fn open(path: &Path) -> Result<Self> {
-        let mp = path.join("metrics.jsonl");
+        let mp = super::layout::metrics(path);
         let metrics = std::fs::OpenOptions::new().create(true).append(true).open(&mp).map_err(|e| Error::io(&mp, e))?;
         Ok(RunDir { path: path.to_path_buf(), metrics, progress: Box::new(super::session::Silent) })
     }
 
     /// The config and dtype of an existing run.
     pub fn read_config(path: &Path) -> Result<(RunConfig, String)> {
-        let cp = path.join("config.toml");
+        let cp = super::layout::config(path);
         if !cp.exists() {
             return Err(Error::format(path, "not a windtunnel run directory (no config.toml)"));
         }
@@ -212,7 +212,7 @@ impl RunDir {
         let hp = AdamWParams { beta1: c.beta1, beta2: c.beta2, eps: c.adam_eps, weight_decay: c.weight_decay };
         let mut opt = AdamW::new(hp, trainer.model.layout.total);
         let (model, state) = load_resume(path, &trainer.cfg.model, &mut opt)?;
-        let mp = path.join("metrics.jsonl");
+        let mp = super::layout::metrics(path);
         let kept: Vec<Record> = read_records(&mp)?.into_iter().filter(|r| r.step <= state.step).collect();
         let text: String = kept.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect();
         write_atomic(&mp, text.as_bytes())?;
@@ -222,16 +222,16 @@ impl RunDir {
 
     /// Write `summary.json` and return the summary.
     pub fn finish<S: Scalar>(&self, trainer: &Trainer<S>) -> Result<Summary> {
-        let records = read_records(&self.path.join("metrics.jsonl"))?;
+        let records = read_records(&super::layout::metrics(&self.path))?;
         let s = summarize(&records, &trainer.state, &trainer.cfg, trainer.train.len());
-        write_atomic(&self.path.join("summary.json"), serde_json::to_string_pretty(&s).unwrap().as_bytes())?;
+        write_atomic(&super::layout::summary(&self.path), serde_json::to_string_pretty(&s).unwrap().as_bytes())?;
         Ok(s)
     }
 }
 
 impl<S: Scalar> Sink<S> for RunDir {
     fn record(&mut self, _: &Trainer<S>, r: &Record) -> Result<()> {
-        let mp = self.path.join("metrics.jsonl");
+        let mp = super::layout::metrics(&self.path);
         writeln!(self.metrics, "{}", serde_json::to_string(r).unwrap()).map_err(|e| Error::io(&mp, e))?;
         self.metrics.flush().map_err(|e| Error::io(&mp, e))?;
         self.progress.record(r);

@@ -8,6 +8,42 @@ pub fn ln36() -> f64 {
     crate::numerics::math::ln(36.0)
 }
 
+/// What K means for the waiting times: ln K, and each threshold as a fraction of it (spec §7.4).
+/// The trainer's stopping rules and the analyses of a metrics log both read them here.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thresholds {
+    pub k: usize,
+    pub ln_k: f64,
+}
+
+impl Thresholds {
+    /// T1: candidate loss below this fraction of ln K.
+    pub const T1: f64 = 0.5;
+    /// T2: first-target loss below this fraction.
+    pub const T2: f64 = 0.5;
+    /// The T3 window: from the last candidate loss above `T3_START`·ln K to the first below `T3_END`·ln K.
+    pub const T3_START: f64 = 0.95;
+    pub const T3_END: f64 = 0.05;
+    /// T4, the loss onset of the Δz-lead analysis: first-target loss below this fraction.
+    pub const T4: f64 = 0.9;
+    /// The fractions at which T1 is re-measured to show the exponent does not depend on them.
+    pub const T1_FRACTIONS: [f64; 5] = [0.3, 0.4, 0.5, 0.6, 0.7];
+
+    pub fn new(k: usize) -> Self {
+        Thresholds { k, ln_k: crate::numerics::math::ln(k as f64) }
+    }
+
+    /// Waiting times exist only when there is something to disambiguate (K ≥ 2).
+    pub fn defined(&self) -> bool {
+        self.k > 1
+    }
+
+    /// `frac`·ln K.
+    pub fn at(&self, frac: f64) -> f64 {
+        frac * self.ln_k
+    }
+}
+
 /// First eval step where `f(record) < threshold`.
 fn first_below(recs: &[Record], threshold: f64, f: impl Fn(&Record) -> Option<f64>) -> Option<u64> {
     recs.iter().find(|r| f(r).is_some_and(|v| v < threshold)).map(|r| r.step)
@@ -38,30 +74,31 @@ pub struct Taus {
 }
 
 pub fn taus(recs: &[Record], k: usize) -> Taus {
-    if k < 2 {
+    let th = Thresholds::new(k);
+    if !th.defined() {
         return Taus::default();
     }
-    let ln_k = crate::numerics::math::ln(k as f64);
-    let t3_end = first_below(recs, 0.05 * ln_k, |r| r.candidate_loss);
+    let ln_k = th.ln_k;
+    let t3_end = first_below(recs, th.at(Thresholds::T3_END), |r| r.candidate_loss);
     let t3_start = t3_end.and_then(|end| {
         recs.iter()
             .rev()
-            .filter(|r| r.step < end && r.candidate_loss.is_some_and(|c| c > 0.95 * ln_k))
+            .filter(|r| r.step < end && r.candidate_loss.is_some_and(|c| c > th.at(Thresholds::T3_START)))
             .map(|r| r.step)
             .next()
     });
     Taus {
-        t1: t1_at(recs, ln_k, 0.5),
-        t2: first_below(recs, 0.5 * ln_k, |r| Some(r.first_target_loss)),
+        t1: t1_at(recs, ln_k, Thresholds::T1),
+        t2: first_below(recs, th.at(Thresholds::T2), |r| Some(r.first_target_loss)),
         t3: match (t3_start, t3_end) {
             (Some(s), Some(e)) => Some(e - s),
             _ => None,
         },
         t3_start,
         t3_end,
-        t4: first_below(recs, 0.9 * ln_k, |r| Some(r.first_target_loss)),
+        t4: first_below(recs, th.at(Thresholds::T4), |r| Some(r.first_target_loss)),
         dz_onset: recs.iter().find(|r| r.dz_paper.is_some_and(|d| d > 0.1)).map(|r| r.step),
-        t1_fractions: [0.3, 0.4, 0.5, 0.6, 0.7].iter().map(|&f| (f, t1_at(recs, ln_k, f))).collect(),
+        t1_fractions: Thresholds::T1_FRACTIONS.iter().map(|&f| (f, t1_at(recs, ln_k, f))).collect(),
     }
 }
 
@@ -102,7 +139,7 @@ pub fn plateau(recs: &[Record], k: usize, t1: Option<u64>) -> Option<Plateau> {
     if w.is_empty() {
         return None;
     }
-    let ln_k = crate::numerics::math::ln(k as f64);
+    let ln_k = Thresholds::new(k).ln_k;
     let cand = median(w.iter().filter_map(|r| r.candidate_loss).collect());
     let first = median(w.iter().map(|r| r.first_target_loss).collect())?;
     let train = median(w.iter().map(|r| r.train_loss).collect())?;

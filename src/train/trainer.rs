@@ -8,10 +8,11 @@ use super::batcher::{Batcher, Order, read_order_file};
 use super::checkpoint::{TrainState, is_checkpoint_step};
 use super::eval::{BatchStats, batch_stats, candidate_eval, z_shuffle_stats};
 use super::record::Record;
+use super::tau::Thresholds;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::model::{Model, Workspace};
-use crate::numerics::{Scalar, math};
+use crate::numerics::Scalar;
 use crate::optim::clip::{clip_grad_norm, total_sq_norm};
 use crate::optim::{AdamW, AdamWParams, lr_multiplier};
 use crate::task::{Batch, Mapping, TrainSet, generate, train_split};
@@ -75,7 +76,11 @@ impl<S: Scalar> Trainer<S> {
     }
 
     pub fn ln_k(&self) -> f64 {
-        math::ln(self.cfg.data.k as f64)
+        self.thresholds().ln_k
+    }
+
+    pub fn thresholds(&self) -> Thresholds {
+        Thresholds::new(self.cfg.data.k)
     }
 
     fn batch_at(&mut self, step: u64) -> Result<Batch> {
@@ -161,20 +166,20 @@ impl<S: Scalar> Trainer<S> {
     }
 
     fn update_stopping(&mut self, r: &Record) {
-        let (ln_k, tc) = (self.ln_k(), &self.cfg.train);
+        let (th, tc) = (self.thresholds(), &self.cfg.train);
+        let ln_k = th.ln_k;
         let cand = r.candidate_loss.unwrap_or(f64::INFINITY);
-        if self.state.t1_step.is_none() && self.cfg.data.k > 1 && cand < 0.5 * ln_k {
-            self.state.t1_step = Some(r.step);
-        }
         let first = r.first_target_loss;
-        if self.state.t2_step.is_none() && self.cfg.data.k > 1 && first < 0.5 * ln_k {
-            self.state.t2_step = Some(r.step);
-        }
-        if self.state.t3_end_step.is_none() && self.cfg.data.k > 1 && cand < 0.05 * ln_k {
-            self.state.t3_end_step = Some(r.step);
-        }
-        if self.state.t4_step.is_none() && self.cfg.data.k > 1 && first < 0.9 * ln_k {
-            self.state.t4_step = Some(r.step);
+        let st = &mut self.state;
+        for (slot, value, frac) in [
+            (&mut st.t1_step, cand, Thresholds::T1),
+            (&mut st.t2_step, first, Thresholds::T2),
+            (&mut st.t3_end_step, cand, Thresholds::T3_END),
+            (&mut st.t4_step, first, Thresholds::T4),
+        ] {
+            if slot.is_none() && th.defined() && value < th.at(frac) {
+                *slot = Some(r.step);
+            }
         }
         if tc.stop_not_before_t4 && self.state.t4_step.is_none() {
             return;
