@@ -4,7 +4,7 @@ use crate::experiments::configs::Configs;
 use crate::experiments::plan::{Plan, State, shell_line};
 use crate::experiments::runner::{Done, execute};
 use crate::experiments::slurm::{self, SlurmOptions};
-use crate::experiments::suites::{SUITES, Scale};
+use crate::experiments::suites::{SUITES, Scale, Suite, suite};
 use crate::train::record::Record;
 use crate::train::session::Progress;
 use std::path::PathBuf;
@@ -110,20 +110,11 @@ fn parse_scale(s: &str) -> Result<Scale> {
     }
 }
 
-fn parse_suites(names: &[String]) -> Result<Vec<&'static str>> {
+fn parse_suites(names: &[String]) -> Result<Vec<&'static Suite>> {
     if names.iter().any(|s| s == "all") {
-        return Ok(SUITES.to_vec());
+        return Ok(SUITES.iter().collect());
     }
-    names
-        .iter()
-        .map(|s| {
-            SUITES
-                .iter()
-                .copied()
-                .find(|x| x == s)
-                .ok_or_else(|| Error::config("suite", format!("{s:?} (allowed: all, {})", SUITES.join(", "))))
-        })
-        .collect()
+    names.iter().map(|s| suite(s)).collect()
 }
 
 fn exe() -> Result<PathBuf> {
@@ -228,7 +219,7 @@ fn run_local(plan: &Plan, a: &Args) -> Result<Outcome> {
     eprintln!(
         "{} runs for {} at {} scale → {} ({jobs} at a time, {threads} thread(s) each)",
         n_runs,
-        plan.suites.join(", "),
+        plan.suites.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
         plan.scale.name(),
         runs_dir.display()
     );

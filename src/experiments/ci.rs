@@ -56,82 +56,106 @@ pub fn ci_canonical(k: usize) -> RunSpec {
     )
 }
 
-pub fn ci_runs(suite: &str) -> Vec<RunSpec> {
-    let t1x = |m: &str| format!("train.stop_at_t1_multiple={m}");
-    let converged = s("train.early_stop_frac=0.05");
-    match suite {
-        "plateau" => {
-            let mut v: Vec<RunSpec> = (1..=4)
-                .map(|z| {
-                    spec(
-                        format!("ci_zlen{z}_k10"),
-                        "zlen1_k10.toml",
-                        &[format!("data.z_length={z}"), s("data.n_b=200"), t1x("1.5")],
-                    )
-                })
-                .collect();
-            v.extend([3, 10, 20].map(ci_canonical));
-            v
-        }
-        "fixed-d" => [(2000, [(5, 400), (10, 200), (20, 100)]), (4000, [(5, 800), (10, 400), (20, 200)])]
-            .iter()
-            .flat_map(|(d, ks)| {
-                ks.iter().map(move |&(k, nb)| {
-                    spec(
-                        format!("ci_fixed_d{d}_k{k}"),
-                        "canonical_k10.toml",
-                        &[format!("data.k={k}"), format!("data.n_b={nb}"), t1x("1.2")],
-                    )
-                })
-            })
-            .collect(),
-        "d-scaling" | "dz-lead" => CI_K.map(ci_canonical).to_vec(),
-        "lr" => CI_LR
-            .iter()
-            .map(|e| {
+fn t1x(m: &str) -> String {
+    format!("train.stop_at_t1_multiple={m}")
+}
+
+/// Train until the candidate loss stays below 0.05·ln K (T2 and the T3 window are then known).
+fn converged() -> String {
+    s("train.early_stop_frac=0.05")
+}
+
+pub fn plateau() -> Vec<RunSpec> {
+    let mut v: Vec<RunSpec> = (1..=4)
+        .map(|z| {
+            spec(
+                format!("ci_zlen{z}_k10"),
+                "zlen1_k10.toml",
+                &[format!("data.z_length={z}"), s("data.n_b=200"), t1x("1.5")],
+            )
+        })
+        .collect();
+    v.extend([3, 10, 20].map(ci_canonical));
+    v
+}
+
+pub fn fixed_d() -> Vec<RunSpec> {
+    [(2000, [(5, 400), (10, 200), (20, 100)]), (4000, [(5, 800), (10, 400), (20, 200)])]
+        .iter()
+        .flat_map(|(d, ks)| {
+            ks.iter().map(move |&(k, nb)| {
                 spec(
-                    format!("ci_lr_k10_eta{e}"),
+                    format!("ci_fixed_d{d}_k{k}"),
                     "canonical_k10.toml",
-                    &[s("data.n_b=200"), format!("train.lr={e}"), converged.clone()],
+                    &[format!("data.k={k}"), format!("data.n_b={nb}"), t1x("1.2")],
                 )
             })
-            .collect(),
-        "batch" => CI_BATCH
-            .iter()
-            .map(|b| {
+        })
+        .collect()
+}
+
+pub fn canonical_sweep() -> Vec<RunSpec> {
+    CI_K.map(ci_canonical).to_vec()
+}
+
+pub fn lr() -> Vec<RunSpec> {
+    CI_LR
+        .iter()
+        .map(|e| {
+            spec(
+                format!("ci_lr_k10_eta{e}"),
+                "canonical_k10.toml",
+                &[s("data.n_b=200"), format!("train.lr={e}"), converged()],
+            )
+        })
+        .collect()
+}
+
+pub fn batch() -> Vec<RunSpec> {
+    CI_BATCH
+        .iter()
+        .map(|b| {
+            spec(
+                format!("ci_batch_k10_b{b}"),
+                "canonical_k10.toml",
+                &[s("data.n_b=200"), format!("train.batch_size={b}"), converged()],
+            )
+        })
+        .collect()
+}
+
+/// The K = 10 and K = 20 runs every probe suite reads.
+pub fn probed() -> Vec<RunSpec> {
+    vec![ci_canonical(10), ci_canonical(20)]
+}
+
+pub fn asymmetry() -> Vec<RunSpec> {
+    ["bz_to_a", "az_to_b"]
+        .iter()
+        .flat_map(|t| {
+            [5, 10].map(|k| {
                 spec(
-                    format!("ci_batch_k10_b{b}"),
-                    "canonical_k10.toml",
-                    &[s("data.n_b=200"), format!("train.batch_size={b}"), converged.clone()],
+                    format!("ci_{t}_k{k}"),
+                    &format!("{t}_k{k}.toml"),
+                    &[s("data.n_b=200"), s("train.max_steps=3000"), s("train.warmup_steps=100")],
                 )
             })
-            .collect(),
-        "snap" | "ablation" | "hessian" | "displacement" => vec![ci_canonical(10), ci_canonical(20)],
-        "asymmetry" => ["bz_to_a", "az_to_b"]
-            .iter()
-            .flat_map(|t| {
-                [5, 10].map(|k| {
-                    spec(
-                        format!("ci_{t}_k{k}"),
-                        &format!("{t}_k{k}.toml"),
-                        &[s("data.n_b=200"), s("train.max_steps=3000"), s("train.warmup_steps=100")],
-                    )
-                })
-            })
-            .collect(),
-        "z-sharing" => CI_GROUPS
-            .iter()
-            .map(|&g| {
-                let mode = match g {
-                    1 => vec![s("data.z_sharing=\"shared\"")],
-                    200 => vec![s("data.z_sharing=\"private\"")],
-                    _ => vec![s("data.z_sharing=\"supergroup\""), format!("data.n_supergroups={g}")],
-                };
-                let mut ov = vec![s("data.n_b=200"), s("data.k=10"), s("data.auto_z_length=true"), converged.clone()];
-                ov.extend(mode);
-                spec(format!("ci_zshare_g{g}_k10"), "canonical_k10.toml", &ov)
-            })
-            .collect(),
-        _ => vec![],
-    }
+        })
+        .collect()
+}
+
+pub fn z_sharing() -> Vec<RunSpec> {
+    CI_GROUPS
+        .iter()
+        .map(|&g| {
+            let mode = match g {
+                1 => vec![s("data.z_sharing=\"shared\"")],
+                200 => vec![s("data.z_sharing=\"private\"")],
+                _ => vec![s("data.z_sharing=\"supergroup\""), format!("data.n_supergroups={g}")],
+            };
+            let mut ov = vec![s("data.n_b=200"), s("data.k=10"), s("data.auto_z_length=true"), converged()];
+            ov.extend(mode);
+            spec(format!("ci_zshare_g{g}_k10"), "canonical_k10.toml", &ov)
+        })
+        .collect()
 }

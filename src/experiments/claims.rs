@@ -160,7 +160,8 @@ impl Ctx {
 
     /// The suite's runs at init/order seed `s` (see [`super::runner::RunSpec::seeded`]).
     pub fn load_seed(&self, suite: &str, s: u32) -> Result<Vec<RunData>> {
-        super::suites::runs(suite, self.scale)
+        super::suites::suite(suite)?
+            .runs(self.scale)
             .iter()
             .map(|spec| RunData::load(&spec.seeded(s), &self.configs, &self.runs))
             .collect()

@@ -5,14 +5,14 @@
 
 use super::configs::Configs;
 use super::runner::{RunSpec, Status, failed_marker, status};
-use super::suites::{Scale, runs};
+use super::suites::{Scale, Suite};
 use crate::error::Result;
 use crate::train::lock::holder;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 pub struct Plan {
-    pub suites: Vec<&'static str>,
+    pub suites: Vec<&'static Suite>,
     pub scale: Scale,
     pub out: PathBuf,
     pub configs: Configs,
@@ -22,9 +22,6 @@ pub struct Plan {
     /// Write a report over runs of several arithmetic versions (flagged) instead of refusing.
     pub allow_mixed_arithmetic: bool,
 }
-
-/// Suites whose claims read probe results computed on their runs' checkpoints.
-pub const PROBE_SUITES: [&str; 5] = ["snap", "ablation", "hessian", "displacement", "linear"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -65,7 +62,7 @@ impl Plan {
         let mut seen = std::collections::BTreeSet::new();
         let mut v = vec![];
         for s in 0..self.seeds.max(1) {
-            for spec in self.suites.iter().flat_map(|suite| runs(suite, self.scale)) {
+            for spec in self.suites.iter().flat_map(|suite| suite.runs(self.scale)) {
                 let spec = spec.seeded(s);
                 if seen.insert(spec.name.clone()) {
                     v.push(spec);
@@ -78,11 +75,11 @@ impl Plan {
     /// (probe suite, run name) pairs: the seed-0 runs each probe suite reads.
     pub fn probe_pairs(&self) -> Vec<(&'static str, String)> {
         let mut v = vec![];
-        for &suite in self.suites.iter().filter(|s| PROBE_SUITES.contains(s)) {
-            if suite == "linear" {
-                v.extend(super::probe_claims::linear_names(self.scale).into_iter().map(|n| (suite, n)));
+        for suite in self.suites.iter().filter(|s| s.reads_probes) {
+            if suite.name == "linear" {
+                v.extend(super::probe_claims::linear_names(self.scale).into_iter().map(|n| (suite.name, n)));
             } else {
-                v.extend(runs(suite, self.scale).into_iter().map(|r| (suite, r.name)));
+                v.extend(suite.runs(self.scale).into_iter().map(|r| (suite.name, r.name)));
             }
         }
         v
@@ -102,7 +99,7 @@ impl Plan {
     /// The arguments that select this plan again: `replicate <suites> --scale … --out …`.
     pub fn args(&self, bin: &Path) -> Vec<String> {
         let mut a = vec![bin.display().to_string(), "replicate".into()];
-        a.extend(self.suites.iter().map(|s| s.to_string()));
+        a.extend(self.suites.iter().map(|s| s.name.to_string()));
         a.extend(["--scale".into(), self.scale.name().into(), "--out".into(), self.out.display().to_string()]);
         if self.seeds > 1 {
             a.extend(["--seeds".into(), self.seeds.to_string()]);
@@ -201,7 +198,7 @@ mod tests {
 
     fn plan(seeds: u32) -> Plan {
         Plan {
-            suites: vec!["snap", "linear"],
+            suites: ["snap", "linear"].iter().map(|n| super::super::suites::suite(n).unwrap()).collect(),
             scale: Scale::Ci,
             out: "/r".into(),
             configs: Configs::Builtin,

@@ -2,33 +2,19 @@
 //! falsified mechanisms (spec §9), per-suite details and figures → `report.md`, `report.json`.
 
 use super::claims::{Ctx, Row, SuiteOutcome, Verdict, table};
-use super::plan::{PROBE_SUITES, Plan};
+use super::plan::Plan;
 use super::stats::power_law;
-use super::suites::{SUITES, Scale};
-use super::{dynamics, hessian_claims, probe_claims, scaling, sweeps};
+use super::suites::{Scale, Suite};
+use super::{scaling, sweeps};
 use crate::error::{Error, Result};
 use serde::Serialize;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
 /// Analyse one suite.
-pub fn analyse(ctx: &Ctx, suite: &str) -> Result<SuiteOutcome> {
-    match suite {
-        "plateau" => scaling::plateau(ctx),
-        "fixed-d" => scaling::fixed_d(ctx),
-        "d-scaling" => scaling::d_scaling(ctx),
-        "lr" => sweeps::lr(ctx),
-        "batch" => sweeps::batch(ctx),
-        "snap" => probe_claims::snap_suite(ctx),
-        "ablation" => probe_claims::ablation_suite(ctx),
-        "hessian" => hessian_claims::hessian_suite(ctx),
-        "displacement" => probe_claims::displacement_suite(ctx),
-        "dz-lead" => dynamics::dz_lead(ctx),
-        "asymmetry" => dynamics::asymmetry(ctx),
-        "z-sharing" => dynamics::z_sharing(ctx),
-        "linear" => probe_claims::linear_suite(ctx),
-        s => Err(Error::config("suite", format!("{s:?} (allowed: all, {})", SUITES.join(", ")))),
-    }
+/// The suite's claims on the runs as they stand.
+pub fn analyse(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    (suite.analyse)(ctx)
 }
 
 /// One of the falsified mechanisms and what windtunnel's runs say about it.
@@ -226,7 +212,7 @@ pub fn probes_only(plan: &Plan, only: Vec<String>) -> Result<()> {
     let scratch = plan.out.join(plan.scale.name()).join(format!(".probe-figures-{}", std::process::id()));
     let ctx = context(plan, scratch.clone(), true, only);
     std::fs::create_dir_all(&ctx.figures).map_err(|e| Error::io(&ctx.figures, e))?;
-    let result = plan.suites.iter().filter(|s| PROBE_SUITES.contains(s)).try_for_each(|s| analyse(&ctx, s).map(|_| ()));
+    let result = plan.suites.iter().filter(|s| s.reads_probes).try_for_each(|s| analyse(&ctx, s).map(|_| ()));
     let _ = std::fs::remove_dir_all(&scratch);
     result
 }

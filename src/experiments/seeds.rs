@@ -4,7 +4,6 @@
 //! (a markdown section, JSON, one figure with a series per seed).
 
 use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, fmt_ci, table};
-use super::plan::PROBE_SUITES;
 use super::stats::{Fit, mean_std, power_law};
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
@@ -58,11 +57,15 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
     let mut data = serde_json::Map::new();
     let mut figures = vec![];
     let mut t1_table = String::new();
-    for o in outs.iter().filter(|o| !PROBE_SUITES.contains(&o.suite.as_str())) {
+    for o in outs.iter() {
+        let suite = super::suites::suite(&o.suite)?;
+        if suite.reads_probes {
+            continue;
+        }
         let mut by_seed = vec![o.clone()];
         for s in 1..ctx.seeds {
             let c = Ctx { seed: s, figures: scratch.clone(), run_probes: false, ..ctx.clone() };
-            by_seed.push(super::report::analyse(&c, &o.suite)?);
+            by_seed.push(super::report::analyse(&c, suite)?);
         }
         let graded = claim_rows(&by_seed);
         data.insert(o.suite.clone(), json!(graded.iter().map(|r| &r.1).collect::<Vec<_>>()));

@@ -13,7 +13,10 @@
 //! η = 1e-3 point is the canonical K = 20 run. The fixed-D runs (the author's early stop at
 //! 0.01·ln K) stop at 1.2·T1: the claim needs T1 only.
 
+use super::claims::{Ctx, SuiteOutcome};
 use super::runner::RunSpec;
+use super::{ci, dynamics, hessian_claims, probe_claims, scaling, sweeps};
+use crate::error::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scale {
@@ -29,23 +32,6 @@ impl Scale {
         }
     }
 }
-
-/// Every suite, in report order.
-pub const SUITES: [&str; 13] = [
-    "plateau",
-    "fixed-d",
-    "d-scaling",
-    "lr",
-    "batch",
-    "snap",
-    "ablation",
-    "hessian",
-    "displacement",
-    "dz-lead",
-    "asymmetry",
-    "z-sharing",
-    "linear",
-];
 
 pub const CANONICAL_K: [usize; 11] = [3, 5, 7, 10, 13, 15, 17, 20, 25, 30, 36];
 pub const LR_ETAS: [&str; 5] = ["3e-4", "5e-4", "1e-3", "2e-3", "5e-3"];
@@ -63,46 +49,169 @@ pub fn canonical(k: usize) -> RunSpec {
 /// Δz lead needs T4 of every canonical run, which comes after 2·T1 at large K.
 pub const T4_KNOWN: &str = "train.stop_not_before_t4=true";
 
-/// Runs of a suite at paper scale.
-pub fn paper_runs(suite: &str) -> Vec<RunSpec> {
-    let cfg = |stem: &str, ov: &[&str]| RunSpec::new(stem, format!("{stem}.toml"), ov);
-    match suite {
-        "plateau" => {
-            let mut v: Vec<RunSpec> = (1..=4).map(|z| cfg(&format!("zlen{z}_k10"), &[])).collect();
-            v.extend([3, 10, 20, 36].map(canonical));
-            v
-        }
-        "fixed-d" => {
-            let stop = "train.stop_at_t1_multiple=1.2";
-            [10, 20].iter().flat_map(|d| [5, 10, 20, 36].map(|k| cfg(&format!("fixed_d{d}k_k{k}"), &[stop]))).collect()
-        }
-        "d-scaling" | "dz-lead" => CANONICAL_K.map(canonical).to_vec(),
-        // η = 1e-3 is the canonical K = 20 run itself (spec §8 row 4: "= landauer_dense_k20").
-        "lr" => LR_ETAS
-            .map(|e| if e == "1e-3" { canonical(20) } else { cfg(&format!("lr_k20_eta{e}"), &[TAUS_KNOWN]) })
-            .to_vec(),
-        "batch" => {
-            let mut v: Vec<RunSpec> = [20, 36]
-                .iter()
-                .flat_map(|k| BATCHES.map(|b| cfg(&format!("batch_k{k}_b{b}"), &[TAUS_KNOWN])))
-                .collect();
-            // The matched-temperature partner of (η 1e-3, B 256): η/B is the same at (5e-4, 128).
-            v.push(RunSpec::new("batch_k20_b128_eta5e-4", "batch_k20_b128.toml", &["train.lr=5e-4", TAUS_KNOWN]));
-            v
-        }
-        "snap" | "ablation" | "hessian" | "displacement" => vec![canonical(10), canonical(20)],
-        "asymmetry" => {
-            ["bz_to_a", "az_to_b"].iter().flat_map(|t| [5, 10, 20].map(|k| cfg(&format!("{t}_k{k}"), &[]))).collect()
-        }
-        "z-sharing" => GROUPS.map(|g| cfg(&format!("zshare_g{g}_k20"), &[TAUS_KNOWN])).to_vec(),
-        _ => vec![],
+fn cfg(stem: &str, ov: &[&str]) -> RunSpec {
+    RunSpec::new(stem, format!("{stem}.toml"), ov)
+}
+
+fn paper_plateau() -> Vec<RunSpec> {
+    let mut v: Vec<RunSpec> = (1..=4).map(|z| cfg(&format!("zlen{z}_k10"), &[])).collect();
+    v.extend([3, 10, 20, 36].map(canonical));
+    v
+}
+
+fn paper_fixed_d() -> Vec<RunSpec> {
+    let stop = "train.stop_at_t1_multiple=1.2";
+    [10, 20].iter().flat_map(|d| [5, 10, 20, 36].map(|k| cfg(&format!("fixed_d{d}k_k{k}"), &[stop]))).collect()
+}
+
+fn paper_canonical_sweep() -> Vec<RunSpec> {
+    CANONICAL_K.map(canonical).to_vec()
+}
+
+/// η = 1e-3 is the canonical K = 20 run itself (spec §8 row 4: "= landauer_dense_k20").
+fn paper_lr() -> Vec<RunSpec> {
+    LR_ETAS.map(|e| if e == "1e-3" { canonical(20) } else { cfg(&format!("lr_k20_eta{e}"), &[TAUS_KNOWN]) }).to_vec()
+}
+
+fn paper_batch() -> Vec<RunSpec> {
+    let mut v: Vec<RunSpec> =
+        [20, 36].iter().flat_map(|k| BATCHES.map(|b| cfg(&format!("batch_k{k}_b{b}"), &[TAUS_KNOWN]))).collect();
+    // The matched-temperature partner of (η 1e-3, B 256): η/B is the same at (5e-4, 128).
+    v.push(RunSpec::new("batch_k20_b128_eta5e-4", "batch_k20_b128.toml", &["train.lr=5e-4", TAUS_KNOWN]));
+    v
+}
+
+/// The K = 10 and K = 20 canonical runs every probe suite reads.
+fn paper_probed() -> Vec<RunSpec> {
+    vec![canonical(10), canonical(20)]
+}
+
+fn paper_asymmetry() -> Vec<RunSpec> {
+    ["bz_to_a", "az_to_b"].iter().flat_map(|t| [5, 10, 20].map(|k| cfg(&format!("{t}_k{k}"), &[]))).collect()
+}
+
+fn paper_z_sharing() -> Vec<RunSpec> {
+    GROUPS.map(|g| cfg(&format!("zshare_g{g}_k20"), &[TAUS_KNOWN])).to_vec()
+}
+
+/// The linear baseline trains its own small models inside the probe (no training runs).
+fn none() -> Vec<RunSpec> {
+    vec![]
+}
+
+/// One claim's suite: its name, its runs at each scale, and its analysis.
+pub struct Suite {
+    pub name: &'static str,
+    paper: fn() -> Vec<RunSpec>,
+    ci: fn() -> Vec<RunSpec>,
+    pub analyse: fn(&Ctx) -> Result<SuiteOutcome>,
+    /// Its claims read probe results computed on seed 0's checkpoints.
+    pub reads_probes: bool,
+}
+
+impl std::fmt::Debug for Suite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
     }
 }
 
-/// Runs of a suite at a scale.
-pub fn runs(suite: &str, scale: Scale) -> Vec<RunSpec> {
-    match scale {
-        Scale::Paper => paper_runs(suite),
-        Scale::Ci => super::ci::ci_runs(suite),
+impl PartialEq for Suite {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Suite {
+    /// The suite's runs at a scale (seed 0).
+    pub fn runs(&self, scale: Scale) -> Vec<RunSpec> {
+        match scale {
+            Scale::Paper => (self.paper)(),
+            Scale::Ci => (self.ci)(),
+        }
+    }
+}
+
+/// Every suite, in report order: adding a claim is one entry here.
+pub static SUITES: [Suite; 13] = [
+    Suite { name: "plateau", paper: paper_plateau, ci: ci::plateau, analyse: scaling::plateau, reads_probes: false },
+    Suite { name: "fixed-d", paper: paper_fixed_d, ci: ci::fixed_d, analyse: scaling::fixed_d, reads_probes: false },
+    Suite {
+        name: "d-scaling",
+        paper: paper_canonical_sweep,
+        ci: ci::canonical_sweep,
+        analyse: scaling::d_scaling,
+        reads_probes: false,
+    },
+    Suite { name: "lr", paper: paper_lr, ci: ci::lr, analyse: sweeps::lr, reads_probes: false },
+    Suite { name: "batch", paper: paper_batch, ci: ci::batch, analyse: sweeps::batch, reads_probes: false },
+    Suite { name: "snap", paper: paper_probed, ci: ci::probed, analyse: probe_claims::snap_suite, reads_probes: true },
+    Suite {
+        name: "ablation",
+        paper: paper_probed,
+        ci: ci::probed,
+        analyse: probe_claims::ablation_suite,
+        reads_probes: true,
+    },
+    Suite {
+        name: "hessian",
+        paper: paper_probed,
+        ci: ci::probed,
+        analyse: hessian_claims::hessian_suite,
+        reads_probes: true,
+    },
+    Suite {
+        name: "displacement",
+        paper: paper_probed,
+        ci: ci::probed,
+        analyse: probe_claims::displacement_suite,
+        reads_probes: true,
+    },
+    Suite {
+        name: "dz-lead",
+        paper: paper_canonical_sweep,
+        ci: ci::canonical_sweep,
+        analyse: dynamics::dz_lead,
+        reads_probes: false,
+    },
+    Suite {
+        name: "asymmetry",
+        paper: paper_asymmetry,
+        ci: ci::asymmetry,
+        analyse: dynamics::asymmetry,
+        reads_probes: false,
+    },
+    Suite {
+        name: "z-sharing",
+        paper: paper_z_sharing,
+        ci: ci::z_sharing,
+        analyse: dynamics::z_sharing,
+        reads_probes: false,
+    },
+    Suite { name: "linear", paper: none, ci: none, analyse: probe_claims::linear_suite, reads_probes: true },
+];
+
+/// The suite called `name`; an unknown name is an error listing the valid ones.
+pub fn suite(name: &str) -> Result<&'static Suite> {
+    SUITES.iter().find(|s| s.name == name).ok_or_else(|| {
+        let names: Vec<&str> = SUITES.iter().map(|s| s.name).collect();
+        Error::config("suite", format!("{name:?} (allowed: all, {})", names.join(", ")))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_suite_is_an_error_listing_every_valid_one() {
+        let e = suite("d-scalin").unwrap_err().to_string();
+        assert!(e.contains("\"d-scalin\"") && SUITES.iter().all(|s| e.contains(s.name)), "{e}");
+    }
+
+    #[test]
+    fn every_suite_but_the_linear_baseline_has_runs_at_both_scales() {
+        for s in SUITES.iter().filter(|s| s.name != "linear") {
+            assert!(!s.runs(Scale::Paper).is_empty() && !s.runs(Scale::Ci).is_empty(), "{}", s.name);
+        }
     }
 }
