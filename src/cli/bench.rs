@@ -1,4 +1,4 @@
-use super::{DtypeArg, Outcome};
+use super::{Dtype, Outcome};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::model::Model;
@@ -12,8 +12,8 @@ use std::time::Instant;
 pub struct Args {
     #[arg(long, default_value_t = 128)]
     batch_size: usize,
-    #[arg(long, value_enum, default_value = "f32")]
-    dtype: DtypeArg,
+    #[arg(long, default_value = "f32", value_parser = super::dtype_parser())]
+    dtype: Dtype,
     /// Timed steps (after --warmup untimed ones).
     #[arg(long, default_value_t = 30)]
     steps: u64,
@@ -44,10 +44,10 @@ pub fn run(a: Args) -> Result<Outcome> {
         return Err(Error::config("--batch-size", format!("{} (allowed 1..=65536)", a.batch_size)));
     }
     match (a.dtype, a.kernels) {
-        (DtypeArg::F32, false) => bench::<f32>(&a),
-        (DtypeArg::F64, false) => bench::<f64>(&a),
-        (DtypeArg::F32, true) => kernels::<f32>(&a),
-        (DtypeArg::F64, true) => kernels::<f64>(&a),
+        (Dtype::F32, false) => bench::<f32>(&a),
+        (Dtype::F64, false) => bench::<f64>(&a),
+        (Dtype::F32, true) => kernels::<f32>(&a),
+        (Dtype::F64, true) => kernels::<f64>(&a),
     }
 }
 

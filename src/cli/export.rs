@@ -1,4 +1,4 @@
-use super::{DtypeArg, Outcome};
+use super::{Dtype, Outcome};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::io::{export, tensors, weights};
@@ -27,8 +27,8 @@ pub struct Args {
     /// Use the `tokens` and `labels` tensors of this file instead of sampling a batch.
     #[arg(long)]
     batch: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "f32")]
-    dtype: DtypeArg,
+    #[arg(long, default_value = "f32", value_parser = super::dtype_parser())]
+    dtype: Dtype,
     /// Also write activations as cache.<TL hook name>.
     #[arg(long)]
     hooks: bool,
@@ -55,8 +55,8 @@ pub fn run(a: Args) -> Result<Outcome> {
     };
     let init = a.init.clone().unwrap_or_else(|| cfg.train.init.clone());
     match a.dtype {
-        DtypeArg::F32 => write::<f32>(&a, &cfg, &init, &batch),
-        DtypeArg::F64 => write::<f64>(&a, &cfg, &init, &batch),
+        Dtype::F32 => write::<f32>(&a, &cfg, &init, &batch),
+        Dtype::F64 => write::<f64>(&a, &cfg, &init, &batch),
     }
 }
 

@@ -75,9 +75,10 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// `f32` or `f64` on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum DtypeArg {
-    F32,
-    F64,
+pub use crate::numerics::Dtype;
+
+/// `--dtype`: parsed into [`Dtype`], its possible values listed in `--help`.
+fn dtype_parser() -> impl clap::builder::TypedValueParser<Value = Dtype> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["f32", "f64"]).map(|s| s.parse::<Dtype>().expect("a listed value"))
 }

@@ -1,4 +1,4 @@
-use super::{DtypeArg, Outcome};
+use super::{Dtype, Outcome};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::numerics::Scalar;
@@ -22,8 +22,8 @@ pub struct Args {
     /// Run directory (default: runs/<config name>).
     #[arg(long)]
     out: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "f32")]
-    dtype: DtypeArg,
+    #[arg(long, default_value = "f32", value_parser = super::dtype_parser())]
+    dtype: Dtype,
     /// Continue the run in this directory bit-exactly from its last checkpoint.
     #[arg(long, conflicts_with_all = ["config", "set", "out", "force"])]
     resume: Option<PathBuf>,
@@ -41,10 +41,9 @@ pub const DEFAULT_MARGIN: u64 = 1000;
 pub fn run(a: Args) -> Result<Outcome> {
     if let Some(dir) = &a.resume {
         let (cfg, dtype) = RunDir::read_config(dir)?;
-        return match dtype.as_str() {
-            "f32" => train::<f32>(cfg, dir, true, false, a.quiet),
-            "f64" => train::<f64>(cfg, dir, true, false, a.quiet),
-            d => Err(Error::format(dir, format!("manifest dtype {d:?} is not f32 or f64"))),
+        return match dtype.parse::<Dtype>().map_err(|e| Error::format(dir, format!("manifest: {e}")))? {
+            Dtype::F32 => train::<f32>(cfg, dir, true, false, a.quiet),
+            Dtype::F64 => train::<f64>(cfg, dir, true, false, a.quiet),
         };
     }
     let mut overrides = a.set.clone();
@@ -58,8 +57,8 @@ pub fn run(a: Args) -> Result<Outcome> {
     };
     let out = a.out.clone().unwrap_or_else(|| Path::new("runs").join(name));
     match a.dtype {
-        DtypeArg::F32 => train::<f32>(cfg, &out, false, a.force, a.quiet),
-        DtypeArg::F64 => train::<f64>(cfg, &out, false, a.force, a.quiet),
+        Dtype::F32 => train::<f32>(cfg, &out, false, a.force, a.quiet),
+        Dtype::F64 => train::<f64>(cfg, &out, false, a.force, a.quiet),
     }
 }
 

@@ -143,7 +143,7 @@ fn run_one(spec: &RunSpec, configs: &Configs, dir: &Path, progress: &ProgressFac
         Status::Incomplete => Open::Resume,
         Status::Missing => Open::Create { force: true },
     };
-    let result = run_session_dtype(cfg, "f32", dir, open, progress(&spec.name));
+    let result = run_session_dtype(cfg, crate::numerics::Dtype::F32, dir, open, progress(&spec.name));
     if let Err(e) = &result {
         let _ = crate::io::tensors::write_atomic(&failed, e.to_string().as_bytes());
     }

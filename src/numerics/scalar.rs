@@ -24,6 +24,18 @@ impl Dtype {
     }
 }
 
+/// `f32` or `f64`: on the command line, in manifests and in safetensors metadata alike.
+impl std::str::FromStr for Dtype {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "f32" => Ok(Dtype::F32),
+            "f64" => Ok(Dtype::F64),
+            d => Err(format!("{d:?} is not a dtype (allowed f32, f64)")),
+        }
+    }
+}
+
 pub trait Scalar:
     Copy
     + Clone

@@ -27,6 +27,13 @@ pub struct AdamWParams {
     pub weight_decay: f64,
 }
 
+impl AdamWParams {
+    /// The optimiser settings of a run's config.
+    pub fn of(c: &crate::config::TrainConfig) -> Self {
+        AdamWParams { beta1: c.beta1, beta2: c.beta2, eps: c.adam_eps, weight_decay: c.weight_decay }
+    }
+}
+
 /// Optimizer state: first and second moments (same layout as the parameters) and the step count.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdamW<S> {

@@ -208,8 +208,7 @@ impl RunDir {
     /// records newer than the resumed step (they are regenerated identically).
     pub fn resume<S: Scalar>(path: &Path, trainer: &mut Trainer<S>) -> Result<Self> {
         Manifest::read(path)?.check_resumable(path)?;
-        let c = &trainer.cfg.train;
-        let hp = AdamWParams { beta1: c.beta1, beta2: c.beta2, eps: c.adam_eps, weight_decay: c.weight_decay };
+        let hp = AdamWParams::of(&trainer.cfg.train);
         let mut opt = AdamW::new(hp, trainer.model.layout.total);
         let (model, state) = load_resume(path, &trainer.cfg.model, &mut opt)?;
         let mp = super::layout::metrics(path);

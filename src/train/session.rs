@@ -5,9 +5,9 @@ use super::record::Record;
 use super::rundir::{RunDir, Summary};
 use super::trainer::Trainer;
 use crate::config::RunConfig;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::weights;
-use crate::numerics::Scalar;
+use crate::numerics::{Dtype, Scalar};
 use std::path::Path;
 
 /// What to report while a run trains.
@@ -45,17 +45,16 @@ pub fn run_session<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, progress: 
     rundir.finish(&trainer)
 }
 
-/// Train with the dtype recorded for a run (`"f32"` or `"f64"`).
+/// Train with a run's dtype.
 pub fn run_session_dtype(
     cfg: RunConfig,
-    dtype: &str,
+    dtype: Dtype,
     dir: &Path,
     open: Open,
     progress: Box<dyn Progress>,
 ) -> Result<Summary> {
     match dtype {
-        "f32" => run_session::<f32>(cfg, dir, open, progress),
-        "f64" => run_session::<f64>(cfg, dir, open, progress),
-        d => Err(Error::config("--dtype", format!("{d:?} (allowed f32, f64)"))),
+        Dtype::F32 => run_session::<f32>(cfg, dir, open, progress),
+        Dtype::F64 => run_session::<f64>(cfg, dir, open, progress),
     }
 }

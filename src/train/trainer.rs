@@ -56,12 +56,7 @@ impl<S: Scalar> Trainer<S> {
             None => Order::Seeded(cfg.train.order_seed),
         };
         let batcher = Batcher::new(order, train.len(), cfg.train.batch_size);
-        let hp = AdamWParams {
-            beta1: cfg.train.beta1,
-            beta2: cfg.train.beta2,
-            eps: cfg.train.adam_eps,
-            weight_decay: cfg.train.weight_decay,
-        };
+        let hp = AdamWParams::of(&cfg.train);
         let opt = AdamW::new(hp, model.layout.total);
         let ws = model.workspace(cfg.train.batch_size.min(train.len()), train.seq_len());
         let grads = model.new_grads();
