@@ -22,6 +22,10 @@ pub enum Verdict {
     NotReplicated,
     /// Runs or probes the claim needs are not complete yet.
     Incomplete,
+    /// windtunnel's figure for a metric the paper gives no number for: not a replication, only
+    /// whether it points the way the paper's claim does.
+    FindingAgrees,
+    FindingDisagrees,
 }
 
 impl Verdict {
@@ -31,7 +35,19 @@ impl Verdict {
             Verdict::Differs => "differs",
             Verdict::NotReplicated => "not replicated",
             Verdict::Incomplete => "incomplete",
+            Verdict::FindingAgrees => "finding (paper's direction)",
+            Verdict::FindingDisagrees => "finding (against the paper's direction)",
         }
+    }
+
+    /// A finding: the paper has no figure to compare with; only the direction is graded.
+    pub fn finding(direction: bool) -> Self {
+        if direction { Verdict::FindingAgrees } else { Verdict::FindingDisagrees }
+    }
+
+    /// Evidence in the direction of the paper's claim (whatever the magnitude).
+    pub fn in_direction(self) -> bool {
+        matches!(self, Verdict::Replicated | Verdict::Differs | Verdict::FindingAgrees)
     }
 
     /// Replicated when `close`, else Differs when `direction`, else NotReplicated.

@@ -53,7 +53,7 @@ fn verdict_from(rows: &[Option<&Row>]) -> (String, String) {
     let ours = rows.iter().map(|r| r.ours.clone()).collect::<Vec<_>>().join("; ");
     let v = if rows.iter().any(|r| r.verdict == Verdict::Incomplete) {
         "incomplete"
-    } else if rows.iter().all(|r| matches!(r.verdict, Verdict::Replicated | Verdict::Differs)) {
+    } else if rows.iter().all(|r| r.verdict.in_direction()) {
         "falsified (as in the paper)"
     } else {
         "NOT falsified by windtunnel's runs"
@@ -366,7 +366,7 @@ mod tests {
             "lr",
             vec![
                 row("Higher η slows the transition (T3 window)", Verdict::NotReplicated),
-                row(sweeps::LR_T1_CLAIM, Verdict::Replicated),
+                row(sweeps::LR_T1_CLAIM, Verdict::FindingAgrees),
             ],
         );
         let batch = outcome("batch", vec![row("Smaller batch delays escape", Verdict::Replicated)]);
@@ -376,6 +376,10 @@ mod tests {
         // Without a T1 row the first (T3) row decides.
         let lr_t3 = outcome("lr", vec![lr.rows[0].clone()]);
         assert_eq!(kramers(&[lr_t3, batch.clone()]).1, "NOT falsified by windtunnel's runs");
+        // A T1 finding against the paper's direction does not falsify Kramers.
+        let mut against = lr.clone();
+        against.rows[1].verdict = Verdict::FindingDisagrees;
+        assert_eq!(kramers(&[against, batch.clone()]).1, "NOT falsified by windtunnel's runs");
         assert_eq!(kramers(&[batch]).1, "suite not run");
     }
 }

@@ -98,10 +98,8 @@ pub fn over_seeds(v: &[Verdict]) -> Verdict {
     let n = |x: Verdict| v.iter().filter(|y| **y == x).count();
     if v.is_empty() || n(Verdict::Incomplete) > 0 {
         Verdict::Incomplete
-    } else if n(Verdict::Replicated) == v.len() {
-        Verdict::Replicated
-    } else if n(Verdict::NotReplicated) == v.len() {
-        Verdict::NotReplicated
+    } else if n(v[0]) == v.len() {
+        v[0]
     } else {
         Verdict::Differs
     }
