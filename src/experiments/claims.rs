@@ -12,7 +12,7 @@ use crate::train::tau::{Taus, taus};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Verdict {
     /// Same direction and a magnitude within the stated tolerance of the paper's.
     Replicated,

@@ -217,6 +217,25 @@ pub fn probes_only(plan: &Plan, only: Vec<String>) -> Result<()> {
     result
 }
 
+/// The verdicts of a `report.json` as the markdown table docs/REPLICATION.md embeds between
+/// `<!-- verdicts:<scale> -->` markers (`tests/docs_verdicts.rs` keeps the two equal, so no
+/// verdict in the docs is written by hand).
+pub fn verdict_table(report: &serde_json::Value) -> String {
+    let mut rows = vec![];
+    for s in report["suites"].as_array().into_iter().flatten() {
+        for r in s["rows"].as_array().into_iter().flatten() {
+            let v: Verdict = serde_json::from_value(r["verdict"].clone()).unwrap_or(Verdict::Incomplete);
+            rows.push(vec![
+                s["suite"].as_str().unwrap_or("").to_string(),
+                esc(r["claim"].as_str().unwrap_or("")),
+                esc(r["ours"].as_str().unwrap_or("")),
+                format!("**{}**", v.label()),
+            ]);
+        }
+    }
+    table(&["suite", "claim", "windtunnel", "verdict"], &rows)
+}
+
 /// Which arithmetic versions and revisions trained the runs under `runs` (one markdown section);
 /// runs of different arithmetic versions are flagged, since their numbers are not comparable bit
 /// for bit and a resumed run never mixes them.
