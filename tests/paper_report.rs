@@ -1,0 +1,50 @@
+//! `replicate all --scale paper --report-only` regenerates the committed results/paper report
+//! (markdown, JSON and every figure) byte for byte from the committed run artefacts, without
+//! training or probing anything.
+
+use std::path::{Path, PathBuf};
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() { copy_dir(&p, &dest) } else { std::fs::copy(&p, &dest).map(|_| ()).unwrap() }
+    }
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_committed_paper_report_is_regenerated_exactly_from_the_committed_runs() {
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("paper-report");
+    let _ = std::fs::remove_dir_all(&out);
+    copy_dir(&committed.join("paper/runs"), &out.join("paper/runs"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_windtunnel"))
+        .args(["replicate", "all", "--scale", "paper", "--out", out.to_str().unwrap(), "--report-only"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for name in ["report.md", "report.json"] {
+        let (a, b) = (committed.join("paper").join(name), out.join("paper").join(name));
+        assert!(
+            std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+            "{name} differs: diff {} {}",
+            a.display(),
+            b.display()
+        );
+    }
+    let (want, got) = (files(&committed.join("paper/figures")), files(&out.join("paper/figures")));
+    assert_eq!(want.len(), got.len());
+    assert!(want.len() >= 10, "{} figures", want.len());
+    for (a, b) in want.iter().zip(&got) {
+        assert_eq!(a.file_name(), b.file_name());
+        assert!(std::fs::read(a).unwrap() == std::fs::read(b).unwrap(), "{} differs", a.display());
+    }
+}
