@@ -223,3 +223,38 @@ fn train_refuses_a_run_another_host_is_training() {
     assert_eq!(std::fs::read_to_string(&lock).unwrap(), "node-9 12345");
     std::fs::remove_file(&lock).unwrap();
 }
+
+#[test]
+fn train_force_never_deletes_a_directory_that_is_not_a_run() {
+    let dir = std::env::temp_dir().join(format!("wt-precious-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("thesis.tex"), "years of work").unwrap();
+    let (code, _, err) = run(&["train", "--out", dir.to_str().unwrap(), "--force", "--set", "train.max_steps=2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not one") && err.contains("no run manifest") && err.contains("Nothing was deleted"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.join("thesis.tex")).unwrap(), "years of work");
+    assert!(dir.join("sub").is_dir());
+    // `--out . --force` from inside it.
+    let out = Command::new(env!("CARGO_BIN_EXE_windtunnel"))
+        .current_dir(&dir)
+        .args(["train", "--out", ".", "--force", "--set", "train.max_steps=2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("Nothing was deleted"), "{err}");
+    assert!(dir.join("thesis.tex").exists());
+    // A run directory with a stranger's file in it is not deleted either.
+    let run_dir = dir.join("run");
+    let (code, _, err) = run(&["train", "--out", run_dir.to_str().unwrap(), "--set", "train.max_steps=2", "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(run_dir.join("notes.txt"), "mine").unwrap();
+    let (code, _, err) = run(&["train", "--out", run_dir.to_str().unwrap(), "--force", "--set", "train.max_steps=2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("notes.txt"), "{err}");
+    std::fs::remove_file(run_dir.join("notes.txt")).unwrap();
+    let (code, _, err) =
+        run(&["train", "--out", run_dir.to_str().unwrap(), "--force", "--set", "train.max_steps=2", "--quiet"]);
+    assert_eq!(code, 0, "a real run is replaced: {err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -49,11 +49,20 @@ pub fn probes(run: &Path) -> PathBuf {
 }
 
 pub fn lock(run: &Path) -> PathBuf {
-    run.with_extension("lock")
+    sibling(run, "lock")
 }
 
 pub fn failed(run: &Path) -> PathBuf {
-    run.with_extension("failed")
+    sibling(run, "failed")
+}
+
+/// `<parent>/<name>.<ext>` beside the run directory, also for `.` or a name with dots in it.
+fn sibling(run: &Path, ext: &str) -> PathBuf {
+    let abs: PathBuf = std::path::absolute(run).unwrap_or_else(|_| run.to_path_buf()).components().collect();
+    match abs.file_name() {
+        Some(name) if !run.as_os_str().is_empty() => abs.with_file_name(format!("{}.{ext}", name.to_string_lossy())),
+        _ => run.join(format!(".{ext}")),
+    }
 }
 
 /// `summary.json`, parsed.
@@ -61,4 +70,21 @@ pub fn read_summary(run: &Path) -> Result<super::rundir::Summary> {
     let p = summary(run);
     let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
     serde_json::from_str(&text).map_err(|e| Error::format(&p, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_sits_beside_the_run_whatever_its_name() {
+        assert_eq!(lock(Path::new("/r/runs/canonical_k10")), Path::new("/r/runs/canonical_k10.lock"));
+        assert_eq!(lock(Path::new("/r/runs/my.run")), Path::new("/r/runs/my.run.lock"));
+        assert_eq!(failed(Path::new("/r/runs/x/")), Path::new("/r/runs/x.failed"));
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(
+            lock(Path::new(".")),
+            here.with_file_name(format!("{}.lock", here.file_name().unwrap().to_string_lossy()))
+        );
+    }
 }

@@ -167,9 +167,44 @@ pub struct RunDir {
     pub progress: Box<dyn super::session::Progress>,
 }
 
+/// `--force` deletes only what is recognisably a windtunnel run: a directory holding a run
+/// manifest and nothing but a run's files. Anything else (a user's folder, `.`, a home
+/// directory) is refused and left untouched.
+fn refuse_unless_a_run(path: &Path) -> Result<()> {
+    const RUN_FILES: [&str; 7] = [
+        "config.toml",
+        "manifest.json",
+        "metrics.jsonl",
+        "summary.json",
+        "resume.safetensors",
+        "checkpoints",
+        "probes",
+    ];
+    let is_manifest = Manifest::read(path).is_ok();
+    let foreign: Vec<String> = std::fs::read_dir(path)
+        .map_err(|e| Error::io(path, e))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !RUN_FILES.contains(&n.as_str()) && !n.starts_with('.') && !n.ends_with(".tmp"))
+        .collect();
+    if is_manifest && foreign.is_empty() {
+        return Ok(());
+    }
+    let why = if is_manifest {
+        format!("it also holds files no run writes ({})", foreign.join(", "))
+    } else {
+        "it has no run manifest (manifest.json)".to_string()
+    };
+    Err(Error::other(format!(
+        "--force deletes only windtunnel run directories, and {} is not one: {why}. Nothing was deleted; choose \
+         another --out",
+        path.display()
+    )))
+}
+
 impl RunDir {
     /// Create a new run directory. An existing non-empty one is an error unless `force`, which
-    /// deletes it first.
+    /// deletes it first — only if it is a run directory.
     pub fn create(path: &Path, cfg: &RunConfig, dtype: &str, force: bool) -> Result<Self> {
         if path.exists() && std::fs::read_dir(path).map(|mut d| d.next().is_some()).unwrap_or(true) {
             if !force {
@@ -179,6 +214,7 @@ impl RunDir {
                     path.display()
                 )));
             }
+            refuse_unless_a_run(path)?;
             std::fs::remove_dir_all(path).map_err(|e| Error::io(path, e))?;
         }
         std::fs::create_dir_all(super::layout::checkpoints(path)).map_err(|e| Error::io(path, e))?;
