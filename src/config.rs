@@ -102,8 +102,9 @@ pub struct RunConfig {
     pub train: TrainConfig,
 }
 
+/// `lo ≤ v ≤ hi`; NaN is outside every range.
 fn range<T: PartialOrd + std::fmt::Display>(field: &str, v: T, lo: T, hi: T) -> Result<()> {
-    if v < lo || v > hi { Err(Error::config(field, format!("{v} (allowed {lo}..={hi})"))) } else { Ok(()) }
+    if v >= lo && v <= hi { Ok(()) } else { Err(Error::config(field, format!("{v} (allowed {lo}..={hi})"))) }
 }
 
 impl TrainConfig {
@@ -129,8 +130,9 @@ impl TrainConfig {
         if !(0.0..1.0).contains(&self.beta2) {
             return Err(Error::config("train.beta2", format!("{} (allowed 0 ≤ β2 < 1)", self.beta2)));
         }
-        if !(self.adam_eps > 0.0 && self.adam_eps < 1.0) {
-            return Err(Error::config("train.adam_eps", format!("{} (allowed 0 < eps < 1)", self.adam_eps)));
+        // f32 training rounds eps once: a value that rounds to 0 would divide by zero.
+        if !(self.adam_eps > 0.0 && self.adam_eps < 1.0 && (self.adam_eps as f32) > 0.0) {
+            return Err(Error::config("train.adam_eps", format!("{} (allowed 1e-38 ≤ eps < 1)", self.adam_eps)));
         }
         range("train.batch_size", self.batch_size, 1, 65_536)?;
         range("train.max_steps", self.max_steps, 1, 100_000_000)?;

@@ -258,3 +258,29 @@ fn train_force_never_deletes_a_directory_that_is_not_a_run() {
     assert_eq!(code, 0, "a real run is replaced: {err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn zero_counts_and_non_finite_settings_are_refused_by_name() {
+    for (args, field) in [
+        (vec!["probe", "snap", "--run", "/nonexistent", "--groups", "0"], "--groups"),
+        (vec!["probe", "hessian", "--run", "/nonexistent", "--batch-size", "0"], "--batch-size"),
+        (vec!["probe", "hessian", "--run", "/nonexistent", "--lanczos-steps", "0"], "--lanczos-steps"),
+        (vec!["probe", "linear", "--hidden", "0"], "--hidden"),
+    ] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(field) && err.contains("at least 1"), "{args:?}: {err}");
+    }
+    for (set, field) in [
+        ("train.weight_decay=nan", "train.weight_decay"),
+        ("train.lr=nan", "train.lr"),
+        ("train.beta2=nan", "train.beta2"),
+        ("train.adam_eps=1e-50", "train.adam_eps"),
+    ] {
+        let dir = std::env::temp_dir().join(format!("wt-nan-{}-{field}", std::process::id()));
+        let (code, _, err) = run(&["train", "--out", dir.to_str().unwrap(), "--set", set]);
+        assert_eq!(code, 2, "{set}: {err}");
+        assert!(err.contains(field), "{set}: {err}");
+        assert!(!dir.exists(), "{set}: nothing may be written");
+    }
+}

@@ -77,6 +77,15 @@ pub fn main() -> ExitCode {
 
 pub use crate::numerics::Dtype;
 
+/// A count that must be at least 1 (`--groups 0` or `--batch-size 0` would index or divide by nothing).
+fn positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(_) => Err("must be at least 1".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// `--dtype`: parsed into [`Dtype`], its possible values listed in `--help`.
 fn dtype_parser() -> impl clap::builder::TypedValueParser<Value = Dtype> {
     use clap::builder::TypedValueParser;

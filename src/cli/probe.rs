@@ -26,14 +26,14 @@ enum Probe {
     Snap {
         #[command(flatten)]
         run: RunArg,
-        #[arg(long, default_value_t = 200)]
+        #[arg(long, default_value_t = 200, value_parser = super::positive)]
         groups: usize,
     },
     /// Attention from the query positions to z, per layer and head, and head onsets (spec §7.6).
     Attention {
         #[command(flatten)]
         run: RunArg,
-        #[arg(long, default_value_t = 512)]
+        #[arg(long, default_value_t = 512, value_parser = super::positive)]
         examples: usize,
     },
     /// Zero/mean ablation and sufficiency of every head at pre/mid/post checkpoints (spec §7.7).
@@ -45,9 +45,9 @@ enum Probe {
     Hessian {
         #[command(flatten)]
         run: RunArg,
-        #[arg(long, default_value_t = 512)]
+        #[arg(long, default_value_t = 512, value_parser = super::positive)]
         batch_size: usize,
-        #[arg(long, default_value_t = 50)]
+        #[arg(long, default_value_t = 50, value_parser = super::positive)]
         lanczos_steps: usize,
     },
     /// Weight displacement and direction consistency per 200 steps (spec §7.9).
@@ -63,7 +63,7 @@ enum Probe {
         n_b: usize,
         #[arg(long, default_value_t = 30_000)]
         steps: u64,
-        #[arg(long, default_value_t = 64)]
+        #[arg(long, default_value_t = 64, value_parser = super::positive)]
         hidden: usize,
         /// Predict the first target character (the paper's reading) or every target token.
         #[arg(long, default_value = "first")]
