@@ -284,3 +284,12 @@ fn zero_counts_and_non_finite_settings_are_refused_by_name() {
         assert!(!dir.exists(), "{set}: nothing may be written");
     }
 }
+
+#[test]
+fn a_z_length_out_of_range_is_refused_for_every_task_instead_of_hanging() {
+    for task in ["b_to_a", "bz_to_a"] {
+        let (code, _, err) = run(&["data", "--task", task, "--z-length", "64"]);
+        assert_eq!(code, 2, "{task}: {err}");
+        assert!(err.contains("z_length") && err.contains("1..=4"), "{task}: {err}");
+    }
+}

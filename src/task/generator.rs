@@ -144,7 +144,8 @@ impl DataConfig {
     pub fn effective_z_length(&self) -> usize {
         let need = 2 * self.k as u128 * self.n_z_sets() as u128;
         let mut len = self.z_length;
-        while 36u128.pow(len as u32) < need {
+        // saturating: 36^len overflows u128 from len = 25 on, and a wrapped power never ends the loop.
+        while 36u128.saturating_pow(len as u32) < need {
             len += 1;
         }
         len
@@ -165,7 +166,8 @@ impl DataConfig {
         if !(1..=8).contains(&self.a_length) {
             return Err(Error::config("data.a_length", format!("{} (allowed 1..=8)", self.a_length)));
         }
-        if self.task.has_z() && !(1..=4).contains(&self.z_length) {
+        // Checked for every task (a task without z ignores it, but a huge one used to hang).
+        if !(1..=4).contains(&self.z_length) {
             return Err(Error::config("data.z_length", format!("{} (allowed 1..=4)", self.z_length)));
         }
         let max_k = if self.unique_prefixes() { 36usize.pow(self.prefix_length as u32) } else { 1000 };
