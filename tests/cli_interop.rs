@@ -127,3 +127,35 @@ fn export_on_the_authors_init_reproduces_the_tl_batch_loss() {
     ]);
     assert_eq!(code, 0, "{out}");
 }
+
+/// A safetensors file with one tensor `x` of the given dtype and raw bytes.
+fn raw_safetensors(path: &Path, dtype: &str, shape: &[usize], data: &[u8]) {
+    let header = format!(r#"{{"x":{{"dtype":"{dtype}","shape":{shape:?},"data_offsets":[0,{}]}}}}"#, data.len());
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(data);
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn verify_fails_on_what_it_cannot_compare_and_refuses_a_nan_tolerance() {
+    let (a, b) = (tmp("u8a.safetensors"), tmp("u8b.safetensors"));
+    for dtype in ["U8", "BOOL", "I8"] {
+        raw_safetensors(&a, dtype, &[2], &[1, 0]);
+        raw_safetensors(&b, dtype, &[2], &[1, 1]);
+        let (code, out, _) = run(&["verify", s(&a), s(&b)]);
+        assert_eq!(code, 1, "{dtype}: {out}");
+        assert!(out.contains("cannot compare dtype") && out.contains("1 failed"), "{dtype}: {out}");
+        let (code, out, _) = run(&["verify", s(&a), s(&b), "--quiet"]);
+        assert_eq!(code, 1, "{dtype} --quiet: {out}");
+        // Left out explicitly, it is not a failure (and nothing is compared).
+        let (code, out, _) = run(&["verify", s(&a), s(&b), "--exclude", "x"]);
+        assert!(code == 1 && out.contains("0 tensors compared"), "an empty comparison is no pass: {out}");
+    }
+    for bad in ["nan", "-1", "inf"] {
+        let flag = format!("--rtol={bad}");
+        let (code, _, err) = run(&["verify", s(&a), s(&b), &flag]);
+        assert_eq!(code, 2, "--rtol {bad}: {err}");
+        assert!(err.contains("--rtol"), "{err}");
+    }
+}

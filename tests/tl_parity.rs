@@ -145,7 +145,7 @@ fn a_perturbed_tensor_is_caught_by_name() {
     if let windtunnel::io::tensors::Values::F32(v) = &mut t.values {
         v[1234] *= 1.001;
     }
-    let cmp = compare(&reference, &other, &CompareOpts { rtol: 1e-5, atol: 1e-9, prefixes: vec![] });
+    let cmp = compare(&reference, &other, &CompareOpts { rtol: 1e-5, atol: 1e-9, prefixes: vec![], exclude: vec![] });
     let failed: Vec<&str> = cmp.rows.iter().filter(|r| !r.pass).map(|r| r.name.as_str()).collect();
     assert_eq!(failed, ["grad.blocks.2.mlp.W_in"]);
 }

@@ -11,24 +11,38 @@ pub struct Args {
     /// File to check against it (e.g. the same export from your implementation).
     other: PathBuf,
     /// Relative tolerance: pass when |other − ref| ≤ atol + rtol·|ref| elementwise.
-    #[arg(long, default_value_t = 1e-5)]
+    #[arg(long, default_value_t = 1e-5, value_parser = tolerance)]
     rtol: f64,
     /// Absolute tolerance.
-    #[arg(long, default_value_t = 1e-8)]
+    #[arg(long, default_value_t = 1e-8, value_parser = tolerance)]
     atol: f64,
     /// Only compare tensors whose names start with one of these prefixes (comma-separated),
     /// e.g. --keys logits,loss,grad.blocks.0
     #[arg(long, value_delimiter = ',')]
     keys: Vec<String>,
+    /// Leave out tensors whose names start with one of these (comma-separated): the explicit way
+    /// to skip what cannot or need not be compared; anything else not compared fails.
+    #[arg(long, value_delimiter = ',')]
+    exclude: Vec<String>,
     /// Print only failing tensors and the summary.
     #[arg(long)]
     quiet: bool,
 }
 
+/// A tolerance: finite and ≥ 0 (a NaN tolerance would pass everything).
+fn tolerance(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        Ok(t) => Err(format!("{t} (allowed a finite number ≥ 0)")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 pub fn run(a: Args) -> Result<Outcome> {
     let r = tensors::read(&a.reference)?;
     let o = tensors::read(&a.other)?;
-    let cmp = compare(&r, &o, &CompareOpts { rtol: a.rtol, atol: a.atol, prefixes: a.keys.clone() });
+    let opts = CompareOpts { rtol: a.rtol, atol: a.atol, prefixes: a.keys.clone(), exclude: a.exclude.clone() };
+    let cmp = compare(&r, &o, &opts);
     let width = cmp.rows.iter().map(|r| r.name.len()).max().unwrap_or(6).max(6);
     println!("{:<width$}  {:<16}  {:>10}  {:>10}  status", "tensor", "shape", "max_abs", "max_rel");
     for row in &cmp.rows {
