@@ -103,12 +103,15 @@ fn numbers(out: &Path) -> Value {
     v
 }
 
-/// Cancel array task `index` of the training job once its run has a checkpoint to resume from.
+/// Cancel array task `index` of the training job once its run is past its first evals, so that
+/// its resume state is past step 0 (a run also saves one at step 0, and resuming from there would
+/// look like a fresh start).
 fn cancel_mid_run(out: &Path, run: &str, index: usize) {
     let t0 = Instant::now();
     let jobs = out.join("ci/slurm/jobs.txt");
-    let resume = out.join("ci/runs").join(run).join("resume.safetensors");
-    while !(jobs.exists() && resume.exists()) {
+    let dir = out.join("ci/runs").join(run);
+    let evals = || std::fs::read_to_string(dir.join("metrics.jsonl")).map_or(0, |m| m.lines().count());
+    while !(jobs.exists() && dir.join("resume.safetensors").exists() && evals() >= 4) {
         assert!(t0.elapsed() < Duration::from_secs(900), "run {run} never checkpointed under Slurm");
         std::thread::sleep(Duration::from_millis(200));
     }
