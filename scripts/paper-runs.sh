@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The paper-scale replication (issue 17) trained across sessions on machines that keep only the
+# git repository: every run is trained by the one pinned revision in results/in-progress/REVISION.
+#   scripts/paper-runs.sh start    build the pinned revision, restore the saved runs, train in the background
+#   scripts/paper-runs.sh save     stop training; save every run under results/in-progress (to commit):
+#                                  finished runs without checkpoints, unfinished ones with resume state
+#   scripts/paper-runs.sh status   the state of every unit, from the saved runs
+# Checkpoints are never saved; the probe-bearing runs (canonical_k10, canonical_k20) are trained
+# and probed first, within one session.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SAVED=results/in-progress
+WORK=${PAPER_WORK:-runs/replicate}
+PIN=$(cat "$SAVED/REVISION")
+SRC=target/pinned-src-$PIN
+BIN=target/pinned-$PIN/release/windtunnel
+PROBED=canonical_k10,canonical_k20
+# Seeds 1 and 2 where a claim rests on a fit: the D sweep to K = 20 and fixed D = 10k first, then K = 25–36.
+SEEDED=canonical_k3,canonical_k5,canonical_k7,canonical_k10,canonical_k13,canonical_k15,canonical_k17,canonical_k20,fixed_d10k_k5,fixed_d10k_k10,fixed_d10k_k20,fixed_d10k_k36,canonical_k25,canonical_k30,canonical_k36
+SMALL="config.toml manifest.json metrics.jsonl summary.json linear.json"
+
+build() {
+  [ -x "$BIN" ] && return
+  [ -d "$SRC" ] || git worktree add --detach "$SRC" "$PIN"
+  cargo build --release --manifest-path "$SRC/Cargo.toml" --target-dir "target/pinned-$PIN"
+}
+
+restore() {
+  mkdir -p "$WORK/paper/runs"
+  for run in "$SAVED"/paper/runs/*/; do
+    dst="$WORK/paper/runs/$(basename "$run")"
+    [ -e "$dst" ] || cp -r "$run" "$dst"
+  done
+}
+
+train() {
+  local r="nice -n 19 $BIN replicate"
+  $r all --scale paper --out "$WORK" --only "$PROBED"
+  $r snap ablation hessian displacement --scale paper --out "$WORK" --probes-only --only "$PROBED"
+  $r all --scale paper --out "$WORK" --runs-only
+  $r d-scaling fixed-d --scale paper --out "$WORK" --seeds 3 --runs-only \
+    --only "$(echo "$SEEDED" | sed 's/\([^,]*\)/\1_s1,\1_s2/g')"
+}
+
+save() {
+  pkill -f "scripts/paper-runs.sh train" || true
+  pkill -f "windtunnel.* replicate .*--scale paper" || true
+  sleep 2
+  for run in "$WORK"/paper/runs/*/; do
+    name=$(basename "$run"); dst="$SAVED/paper/runs/$name"
+    rm -rf "$dst"; mkdir -p "$dst"
+    for f in $SMALL; do [ -f "$run/$f" ] && cp "$run/$f" "$dst/"; done
+    [ -f "$run/summary.json" ] || { [ -f "$run/resume.safetensors" ] && cp "$run/resume.safetensors" "$dst/"; }
+    if [ -d "$run/probes" ]; then
+      mkdir -p "$dst/probes"
+      find "$run/probes" -maxdepth 1 -type f -exec cp {} "$dst/probes/" \;
+    fi
+  done
+  "$BIN" replicate all --scale paper --out "$SAVED" --list | tail -1
+}
+
+case "${1:-}" in
+  start) build; restore; nohup "$0" train >> "$WORK/paper-runs.log" 2>&1 &
+         echo "training in the background; log: $WORK/paper-runs.log" ;;
+  train) train ;;
+  save) build; save ;;
+  status) build; "$BIN" replicate all --scale paper --out "$SAVED" --list ;;
+  *) sed -n '2,9p' "$0"; exit 2 ;;
+esac
