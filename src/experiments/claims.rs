@@ -60,6 +60,16 @@ impl Verdict {
     }
 }
 
+/// The rows other parts of the report read (the falsified mechanisms), found by key, never by
+/// their text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    /// The LR suite's T1 ratio (the plateau's end against η).
+    LrT1,
+    /// A batch suite's T2-in-steps row (one per K).
+    BatchSteps,
+}
+
 /// One row of the claims table.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
@@ -68,11 +78,18 @@ pub struct Row {
     pub ours: String,
     pub verdict: Verdict,
     pub reason: String,
+    #[serde(skip)]
+    pub key: Option<Key>,
 }
 
 impl Row {
     pub fn new(claim: &str, paper: &str, ours: String, verdict: Verdict, reason: impl Into<String>) -> Self {
-        Row { claim: claim.into(), paper: paper.into(), ours, verdict, reason: reason.into() }
+        Row { claim: claim.into(), paper: paper.into(), ours, verdict, reason: reason.into(), key: None }
+    }
+
+    pub fn keyed(mut self, key: Key) -> Self {
+        self.key = Some(key);
+        self
     }
 
     pub fn incomplete(claim: &str, paper: &str, what: impl Into<String>) -> Self {

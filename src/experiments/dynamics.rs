@@ -2,6 +2,7 @@
 //! direction (claim 10, spec A4), and the z-sharing sweep against gradient cancellation (§9).
 
 use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, fmt_ci, table};
+use super::paper;
 use super::scaling::{SEED, outcome};
 use super::stats::{mean_std, power_law};
 use crate::error::Result;
@@ -37,7 +38,7 @@ pub fn dz_lead(ctx: &Ctx) -> Result<SuiteOutcome> {
     let (m, s) = mean_std(&fracs);
     let mut rows = vec![];
     let claim = "Δz (z-shuffle gap > 0.1 nats) rises before the loss moves";
-    let paper = "lead / T4 = 0.52 ± 0.14 (10 K; \"~50% of the waiting time\")";
+    let paper = paper::DZ_LEAD.quote;
     rows.push(if fracs.is_empty() {
         Row::incomplete(claim, paper, "no run has both onsets yet")
     } else {
@@ -45,20 +46,20 @@ pub fn dz_lead(ctx: &Ctx) -> Result<SuiteOutcome> {
             claim,
             paper,
             format!("lead / T4 = {m:.2} ± {s:.2} ({} K)", fracs.len()),
-            if all { Verdict::grade(m > 0.1, (m - 0.52).abs() <= 0.15) } else { Verdict::Incomplete },
+            if all { Verdict::grade(m > 0.1, (m - paper::DZ_LEAD.value.0).abs() <= 0.15) } else { Verdict::Incomplete },
             "lead = T4 − (first step with Δz > 0.1); T4 = first step with first-target loss < 0.9·ln K",
         )
     });
     let fit = power_law(&ks, &leads, SEED, 400);
     let claim2 = "The lead grows with K";
-    let paper2 = "lead ∝ K^2.13 (R² 0.99), from another run generation (spec A2)";
+    let paper2 = paper::DZ_LEAD_EXPONENT.quote;
     rows.push(match &fit {
         Some(f) if f.n >= 3 => Row::new(
             claim2,
             paper2,
             format!("lead ∝ K^{}", fmt_ci(f)),
-            if all { Verdict::grade(f.slope > 0.0, (f.slope - 2.13).abs() <= 0.5) } else { Verdict::Incomplete },
-            "the author's T4 come from runs with longer plateaus than their own T1 table (spec §12.1)",
+            if all { Verdict::grade(f.slope > 0.0, (f.slope - paper::DZ_LEAD_EXPONENT.value).abs() <= 0.5) } else { Verdict::Incomplete },
+            "T4 of the same runs as the D sweep: the author's T4 are that waiting time too (the D sweep's waiting-time table)",
         ),
         _ => Row::incomplete(claim2, paper2, format!("{} points", ks.len())),
     });
@@ -132,7 +133,7 @@ pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
         }
     }
     let claim = "Reverse (B,z)→A is slower than forward (A,z)→B";
-    let paper = "1.7–4.4× (seed summary; no numeric artifact in the repository, spec A4)";
+    let paper = paper::ASYMMETRY.quote;
     let row = if ratios.is_empty() || pending {
         Row::incomplete(claim, paper, format!("{} of {} K compared", ratios.len(), ks.len()))
     } else {
@@ -202,7 +203,7 @@ pub fn z_sharing(ctx: &Ctx) -> Result<SuiteOutcome> {
     }
     let fit = power_law(&x, &y, SEED, 500);
     let claim = "Gradient cancellation between groups sharing z is not the mechanism (plateau ∝ (|B|/G)^β)";
-    let paper = "β ≈ 0.02 (cancellation predicts β ≈ 1)";
+    let paper = paper::Z_SHARING_BETA.quote;
     let row = match &fit {
         Some(f) if x.len() == runs.len() && f.n >= 3 => Row::new(
             claim,

@@ -3,6 +3,7 @@
 //! iteration) and the λ_max spike.
 
 use super::claims::{Ctx, Row, SuiteOutcome, Verdict, sig, table};
+use super::paper;
 use super::probe_claims::{cached, probe_runs};
 use super::scaling::outcome;
 use super::suites::Scale;
@@ -51,7 +52,7 @@ pub fn hessian_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let (mut rows, mut figures, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     for r in &runs {
         let claim = format!("The plateau is a saddle: λ_min < 0 (K = {})", r.k());
-        let paper = "power iteration: λ_min −0.001 … −0.009 (K = 10); Lanczos [CD]: ≈ −0.7 … −1.07";
+        let paper = paper::HESSIAN_LMIN.quote;
         let Some(rep) = cached(ctx, r, "hessian", &mut secs, |v| hessian_probe(ctx, v))? else {
             rows.push(Row::incomplete(&claim, paper, "run or probe not complete"));
             continue;
@@ -81,7 +82,7 @@ pub fn hessian_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
         let res = median(f(&|p| p.power_residual_min));
         rows.push(Row::new(
             &format!("Strong anisotropy λ_max / |λ_min| on the plateau (K = {})", r.k()),
-            "≈ 500–1000 (seed summary); 10³–10⁴ in the author's JSON; Lanczos [CD] ≈ 2.8",
+            paper::HESSIAN_ANISOTROPY.quote,
             format!("power iteration {} (residual ‖Hv − λv‖ {}); Lanczos {}", sig(pw_an, 3), sig(res, 2), sig(lz_an, 3)),
             Verdict::grade(pw_an > 10.0, (300.0..=5e4).contains(&pw_an)),
             "the ratio is an artefact of the unconverged power-iteration λ_min (spec §7.8); Lanczos gives a small ratio",

@@ -1,11 +1,14 @@
 //! Replication of the paper's claims: suites of runs, running them, and their analysis into a
 //! claims report.
 
+pub mod batch;
 pub mod ci;
 pub mod claims;
 pub mod configs;
+pub mod d_scaling;
 pub mod dynamics;
 pub mod hessian_claims;
+pub mod paper;
 pub mod plan;
 pub mod probe_claims;
 pub mod report;
@@ -16,3 +19,4 @@ pub mod slurm;
 pub mod stats;
 pub mod suites;
 pub mod sweeps;
+pub mod waiting_times;

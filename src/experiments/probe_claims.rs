@@ -3,6 +3,7 @@
 //! cached as `<run>/probes/<probe>.json`; a missing one is computed when the run is complete.
 
 use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, table};
+use super::paper;
 use super::scaling::outcome;
 use super::suites::Scale;
 use crate::error::{Error, Result};
@@ -102,8 +103,8 @@ pub fn snap_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     for r in &runs {
         let paper = match r.k() {
-            10 => "0.49τ: 0% of groups ≥ 0.8 (mean acc 0.154); 0.97τ: 31.5%; 1.51τ: 99%",
-            20 => "0.48τ: 0% (mean 0.083); 0.96τ: 1.5%; 1.49τ: 87%",
+            10 => paper::SNAP_K10.quote,
+            20 => paper::SNAP_K20.quote,
             _ => "< 20% at τ/2, window ≈ 0.5τ",
         };
         let claim = format!("Collective snap, not group by group (K = {})", r.k());
@@ -191,8 +192,8 @@ pub fn ablation_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let (mut rows, mut figures, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     for r in &runs {
         let (paper1, paper_mid, paper2) = match r.k() {
-            20 => ("L0H3 +1.72 nats at step 3900 (next L0H0 +1.07)", 1.72, "pre +0.02, mid +1.72, post +3.69"),
-            _ => ("L0H3 +1.41 nats at step 1800", 1.41, "post +3.65"),
+            20 => (paper::SELECTOR_K20.quote, paper::SELECTOR_K20.value, paper::NECESSITY_K20.quote),
+            _ => (paper::SELECTOR_K10.quote, paper::SELECTOR_K10.value, paper::NECESSITY_K10.quote),
         };
         let claim = format!("A layer-0 selector-routing head is necessary mid-transition (K = {})", r.k());
         let Some(rep) = cached(ctx, r, "ablation", &mut secs, |v| ablation::run_ablation(v, None))? else {
@@ -288,8 +289,8 @@ pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     for r in &runs {
         let paper = match r.k() {
-            10 => "plateau cos 0.224 → post 0.838",
-            20 => "plateau cos 0.036, pre −0.179 → post 0.397",
+            10 => paper::DISPLACEMENT_K10.quote,
+            20 => paper::DISPLACEMENT_K20.quote,
             _ => "cos ≈ 0.04 on the plateau → ≈ 0.8 at τ",
         };
         let claim = format!("Random walk on the plateau, then coherent descent (K = {})", r.k());
@@ -358,7 +359,7 @@ pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
         let label = format!("linear_k{k}");
         let dir = ctx.runs.join(&label);
         let claim = format!("A two-layer linear model never escapes the plateau (K = {k})");
-        let paper = "candidate loss → ln K permanently; z-gap < 0.002 (30k steps)";
+        let paper = paper::LINEAR_Z_GAP.quote;
         let train = || -> Result<LinearReport> {
             let cfg = DataConfig { k, n_b, ..DataConfig::default() };
             let r = train_linear(&cfg, Positions::First, steps, 64, &mut |_| {})?;

@@ -1,11 +1,11 @@
 //! The claims report: every suite's rows side by side with the paper's numbers, the seven
 //! falsified mechanisms (spec §9), per-suite details and figures → `report.md`, `report.json`.
 
-use super::claims::{Ctx, Row, SuiteOutcome, Verdict, table};
+use super::claims::{Ctx, Key, Row, SuiteOutcome, Verdict, table};
 use super::plan::Plan;
+use super::scaling;
 use super::stats::power_law;
 use super::suites::{Scale, Suite};
-use super::{scaling, sweeps};
 use crate::error::{Error, Result};
 use serde::Serialize;
 use serde_json::json;
@@ -27,21 +27,22 @@ pub struct Mechanism {
     pub verdict: String,
 }
 
+/// A suite's first row: its headline claim.
 fn first_row<'a>(outs: &'a [SuiteOutcome], suite: &str) -> Option<&'a Row> {
     outs.iter().find(|o| o.suite == suite).and_then(|o| o.rows.first())
 }
 
-/// The suite's row with this claim, else its first row.
-fn row_with<'a>(outs: &'a [SuiteOutcome], suite: &str, claim: &str) -> Option<&'a Row> {
+/// The suite's first row with this key, else its first row.
+fn row_with<'a>(outs: &'a [SuiteOutcome], suite: &str, key: Key) -> Option<&'a Row> {
     let o = outs.iter().find(|o| o.suite == suite)?;
-    o.rows.iter().find(|r| r.claim == claim).or(o.rows.first())
+    o.rows.iter().find(|r| r.key == Some(key)).or(o.rows.first())
 }
 
 /// Kramers escape predicts that more noise (larger η, smaller B) shortens the plateau. The escape
 /// time is the plateau's end, T1: the T3 window can restart after T1 (a loss spike at η = 2e-3 at
 /// paper scale) and then says nothing about the escape.
 fn kramers(outs: &[SuiteOutcome]) -> (String, String) {
-    verdict_from(&[row_with(outs, "lr", sweeps::LR_T1_CLAIM), first_row(outs, "batch")])
+    verdict_from(&[row_with(outs, "lr", Key::LrT1), row_with(outs, "batch", Key::BatchSteps)])
 }
 
 /// "falsified" when the row's evidence holds in direction, else what is missing.
@@ -177,7 +178,10 @@ pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
     }
     let mech = mechanisms(&ctx, &outs)?;
     let seeds = super::seeds::section(&ctx, &outs)?;
-    let md = markdown(scale, &outs, &mech) + &seeds.markdown + &provenance(&ctx.runs, plan.allow_mixed_arithmetic)?;
+    let md = markdown(scale, &outs, &mech)
+        + &seeds.markdown
+        + &provenance(&ctx.runs, plan.allow_mixed_arithmetic)?
+        + &super::paper::markdown();
     let path = base.join("report.md");
     crate::io::tensors::write_atomic(&path, md.as_bytes())?;
     let js = ReportJson {
@@ -385,13 +389,13 @@ mod tests {
             "lr",
             vec![
                 row("Higher η slows the transition (T3 window)", Verdict::NotReplicated),
-                row(sweeps::LR_T1_CLAIM, Verdict::FindingAgrees),
+                row("T1", Verdict::FindingAgrees).keyed(Key::LrT1),
             ],
         );
         let batch = outcome("batch", vec![row("Smaller batch delays escape", Verdict::Replicated)]);
         let (ours, v) = kramers(&[lr.clone(), batch.clone()]);
         assert_eq!(v, "falsified (as in the paper)");
-        assert_eq!(ours.split("; ").next(), Some(sweeps::LR_T1_CLAIM));
+        assert_eq!(ours.split("; ").next(), Some("T1"));
         // Without a T1 row the first (T3) row decides.
         let lr_t3 = outcome("lr", vec![lr.rows[0].clone()]);
         assert_eq!(kramers(&[lr_t3, batch.clone()]).1, "NOT falsified by windtunnel's runs");

@@ -2,10 +2,9 @@
 //! the learning-rate and batch sweeps (rows 4–5) are in `sweeps`. Each reads the runs as they stand and grades the claim.
 
 use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, fmt_ci, seconds, table};
+use super::paper;
 use super::stats::{Fit, power_law};
-use super::suites::Scale;
 use crate::error::Result;
-use crate::numerics::math;
 use crate::plot::{LinePlot, Series, line_plot};
 use crate::train::tau::{ln36, plateau as plateau_of};
 use serde_json::json;
@@ -128,21 +127,21 @@ pub fn plateau(ctx: &Ctx) -> Result<SuiteOutcome> {
     };
     rows.push(Row::new(
         "Candidate-loss plateau = ln K",
-        "1.017 / 1.037 / 1.014 / 1.007 × ln K (z length 1–4, K = 10)",
+        paper::PLATEAU_OVER_LN_K.quote,
         format!("{} × ln K", show(&cand)),
         grade(&cand, 0.1, 0.25),
         "median candidate loss over [0.2·T1, 0.8·T1]; within 10% of ln K counts as replicated",
     ));
     rows.push(Row::new(
         "Full-vocabulary first-target loss on the plateau = ln 36",
-        "≈ ln 36 = 3.58 (all K)",
+        paper::FIRST_TARGET_PLATEAU.quote,
         format!("{} × ln 36", show(&first)),
         grade(&first, 0.05, 0.15),
         "the model is input-blind on the plateau: ln K only appears after renormalising over the K candidates",
     ));
     rows.push(Row::new(
         "All-target loss on the plateau = (4/5)·ln 36 (EOS learned, A uniform)",
-        "2.870 (K = 10), 2.862 (K = 20) = 1.00 × 2.867",
+        paper::ALL_TARGET_PLATEAU.quote,
         format!("{} × 2.867", show(&all)),
         grade(&all, 0.1, 0.2),
         "median all-target training loss on the plateau",
@@ -152,15 +151,11 @@ pub fn plateau(ctx: &Ctx) -> Result<SuiteOutcome> {
         zlen_t1.iter().map(|(z, t)| format!("{z}: {}", t.map_or("–".into(), |t| t.to_string()))).collect::<Vec<_>>();
     let (lo, hi) = range(&t1s);
     rows.push(if t1s.len() < zlen_t1.len() || t1s.is_empty() {
-        Row::incomplete(
-            "z length 1–4 does not change the phenomenon",
-            "T1 = 1650 / 1850 / 1500 / 1450",
-            ours.join(", "),
-        )
+        Row::incomplete("z length 1–4 does not change the phenomenon", paper::ZLEN_T1.quote, ours.join(", "))
     } else {
         Row::new(
             "z length 1–4 does not change the phenomenon",
-            "T1 = 1650 / 1850 / 1500 / 1450 (max/min 1.28)",
+            paper::ZLEN_T1.quote,
             format!("T1 = {} (max/min {:.2})", ours.join(", "), hi / lo),
             Verdict::grade(hi / lo < 2.0, hi / lo < 1.5),
             "every selector length plateaus at ln K and transitions at a similar time",
@@ -181,12 +176,6 @@ pub(super) fn pairs(
     runs.iter().filter_map(|r| t(r).map(|v| (x(r), v as f64))).unzip()
 }
 
-fn fit_line(fit: &Fit, xs: &[f64], label: &str) -> Series {
-    let (lo, hi) = range(xs);
-    let f = |x: f64| math::exp(fit.intercept + fit.slope * math::ln(x));
-    Series::line(label, (0..=20).map(|i| lo * math::pow(hi / lo, i as f64 / 20.0)).map(|x| (x, f(x))).collect())
-}
-
 pub fn fixed_d(ctx: &Ctx) -> Result<SuiteOutcome> {
     let runs = ctx.load("fixed-d")?;
     let mut ds: Vec<usize> = runs.iter().map(|r| round_d(r.d())).collect();
@@ -195,8 +184,8 @@ pub fn fixed_d(ctx: &Ctx) -> Result<SuiteOutcome> {
     let mut series = vec![];
     let mut fits = vec![];
     let paper = |d: usize| match d {
-        10_000 => "δ = −0.004 [−0.044, 0.044] (τ = 1600, 1650, 1600, 1600)",
-        20_000 => "δ = −0.042 [−0.161, 0.037] (τ = 4250, 3800, 3900, 3850)",
+        10_000 => paper::FIXED_D_10K.quote,
+        20_000 => paper::FIXED_D_20K.quote,
         _ => "δ ≈ 0 (−0.004 at D = 10k, −0.042 at D = 20k)",
     };
     for (i, &d) in ds.iter().enumerate() {
@@ -250,102 +239,6 @@ pub fn fixed_d_verdict(f: &Fit) -> Verdict {
 /// D rounded to the nominal size (the K = 36 runs have D = 10,008 and 20,016).
 fn round_d(d: usize) -> usize {
     if d >= 1000 { (d + 50) / 100 * 100 } else { d }
-}
-
-pub fn d_scaling(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = ctx.load("d-scaling")?;
-    let refs: Vec<&RunData> = runs.iter().collect();
-    let (d, t) = pairs(&refs, |r| r.d() as f64, |r| r.taus.t1);
-    let fit = power_law(&d, &t, SEED, 100);
-    let all = d.len() == runs.len();
-    let mut rows = vec![];
-    let claim = "τ ∝ D^α (T1, OLS in log–log over the canonical K sweep)";
-    let paper = "α = 1.194 [1.137, 1.308], R² 0.994 (11 K)";
-    rows.push(match &fit {
-        Some(f) if f.n >= 3 => {
-            let close = (f.slope - 1.194).abs() <= 0.15 || f.ci95.is_some_and(|(lo, hi)| lo <= 1.194 && 1.194 <= hi);
-            let v = if all { Verdict::grade(f.slope > 0.8, close) } else { Verdict::Incomplete };
-            let why = if all {
-                "replicated: |α − 1.194| ≤ 0.15 or 1.194 inside the CI"
-            } else {
-                "some runs have not reached T1 yet"
-            };
-            Row::new(claim, paper, fmt_ci(f), v, why)
-        }
-        _ => Row::incomplete(claim, paper, format!("{} of {} runs have T1", d.len(), runs.len())),
-    });
-    let mut frac_fits = vec![];
-    for (i, frac) in crate::train::tau::Thresholds::T1_FRACTIONS.iter().enumerate() {
-        let at = |r: &RunData| r.taus.t1_fractions.iter().find(|(f, _)| f == frac).and_then(|(_, t)| *t);
-        let (dx, ty) = pairs(&refs, |r| r.d() as f64, at);
-        frac_fits.push((*frac, power_law(&dx, &ty, SEED, 200 + i as u64), dx.len() == runs.len()));
-    }
-    let slopes: Vec<f64> = frac_fits.iter().filter_map(|(_, f, _)| f.as_ref().map(|f| f.slope)).collect();
-    let claim2 = "The exponent does not depend on the τ threshold (0.3–0.7 of ln K)";
-    let paper2 = "α = 1.224 / 1.200 / 1.197 / 1.169 / 1.120";
-    rows.push(if slopes.len() == 5 && frac_fits.iter().all(|x| x.2) {
-        let (lo, hi) = range(&slopes);
-        Row::new(
-            claim2,
-            paper2,
-            slopes.iter().map(|s| format!("{s:.3}")).collect::<Vec<_>>().join(" / "),
-            Verdict::grade(lo > 0.8, hi - lo <= 0.2),
-            format!("spread {:.3} (paper 0.104)", hi - lo),
-        )
-    } else {
-        Row::incomplete(claim2, paper2, "needs every run past its 0.3·ln K crossing")
-    });
-    let mut series = vec![Series::points("T1", d.iter().copied().zip(t.iter().copied()).collect())];
-    if let Some(f) = &fit {
-        series.push(fit_line(f, &d, &format!("fit α = {:.3}", f.slope)));
-    }
-    let paper_pts = [450.0, 800.0, 1050.0, 1850.0, 2100.0, 2600.0, 3300.0, 3950.0, 5250.0, 6950.0, 8750.0];
-    if ctx.scale == Scale::Paper {
-        let ks = super::suites::CANONICAL_K.map(|k| 1000.0 * k as f64);
-        series.push(Series::points("author's T1", ks.iter().copied().zip(paper_pts).collect()));
-    }
-    let p = LinePlot {
-        title: "Waiting time vs dataset size D = n_b·K".into(),
-        x_label: "D".into(),
-        y_label: "T1 (steps)".into(),
-        series,
-        log_x: true,
-        log_y: true,
-        ..Default::default()
-    };
-    let figures = vec![ctx.figure("d_scaling.svg", &line_plot(&p)?)?];
-    let detail: Vec<Vec<String>> =
-        runs.iter()
-            .map(|r| {
-                let epochs = r.taus.t1.map_or("–".into(), |t| {
-                    format!("{:.1}", t as f64 * r.cfg.train.batch_size as f64 / r.d() as f64)
-                });
-                vec![
-                    r.name.clone(),
-                    r.k().to_string(),
-                    r.d().to_string(),
-                    r.show(r.taus.t1),
-                    r.show(r.taus.t2),
-                    r.show(r.taus.t3),
-                    r.show(r.taus.t4),
-                    epochs,
-                    if r.complete { "done".into() } else { format!("at step {}", r.last_step()) },
-                ]
-            })
-            .collect();
-    let mut o = outcome(
-        "d-scaling",
-        &runs,
-        rows,
-        figures,
-        table(&["run", "K", "D", "T1", "T2", "T3", "T4", "T1 epochs", "state"], &detail),
-    );
-    o.data = json!({
-        "fit": fit,
-        "threshold_fits": frac_fits.iter().map(|(f, fit, _)| json!({"fraction": f, "fit": fit})).collect::<Vec<_>>(),
-        "points": d.iter().zip(&t).map(|(d, t)| json!({"d": d, "t1": t})).collect::<Vec<_>>(),
-    });
-    Ok(o)
 }
 
 #[cfg(test)]

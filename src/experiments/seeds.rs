@@ -4,13 +4,11 @@
 //! (a markdown section, JSON, one figure with a series per seed).
 
 use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, fmt_ci, table};
+use super::d_scaling::alpha_holds;
 use super::stats::{Fit, mean_std, power_law};
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
 use serde_json::json;
-
-/// The paper's D-scaling exponent (spec §8 row 3).
-const ALPHA: f64 = 1.194;
 
 pub struct Section {
     pub markdown: String,
@@ -22,12 +20,6 @@ fn points(runs: &[RunData]) -> (Vec<f64>, Vec<f64>, bool) {
     let (d, t): (Vec<f64>, Vec<f64>) = runs.iter().filter_map(|r| r.taus.t1.map(|t| (r.d() as f64, t as f64))).unzip();
     let all = d.len() == runs.len();
     (d, t, all)
-}
-
-/// D-scaling α replicated: within 0.15 of the paper's or the paper's inside the CI (as the
-/// single-seed row).
-pub fn alpha_holds(f: &Fit) -> bool {
-    (f.slope - ALPHA).abs() <= 0.15 || f.ci95.is_some_and(|(lo, hi)| lo <= ALPHA && ALPHA <= hi)
 }
 
 /// The verdict over seeds: incomplete until every seed has its fit; replicated when the pooled
@@ -164,7 +156,7 @@ fn d_scaling(ctx: &Ctx, by_seed: &[Vec<RunData>]) -> Result<(Vec<String>, serde_
         .collect::<Vec<_>>()
         .join(", ");
     let row = vec![
-        "d-scaling: τ ∝ D^α, all seeds' points pooled (paper α = 1.194 [1.137, 1.308])".into(),
+        format!("d-scaling: τ ∝ D^α, all seeds' points pooled (paper {})", super::paper::ALPHA.quote),
         shown,
         format!("pooled {}; {spread}", pooled.as_ref().map_or("–".into(), fmt_ci)),
         format!("{} of {} seeds", per.iter().filter(|x| **x == Some(true)).count(), per.len()),
@@ -232,18 +224,6 @@ fn t1_spread(by_seed: &[Vec<RunData>]) -> Vec<serde_json::Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fit(slope: f64, ci: Option<(f64, f64)>) -> Fit {
-        Fit { slope, intercept: 0.0, r2: 1.0, n: 6, ci95: ci }
-    }
-
-    #[test]
-    fn alpha_criterion_edges() {
-        assert!(alpha_holds(&fit(1.194 + 0.149, None)));
-        assert!(!alpha_holds(&fit(1.194 + 0.151, None)));
-        assert!(alpha_holds(&fit(1.5, Some((1.1, 1.6)))));
-        assert!(!alpha_holds(&fit(0.9, Some((0.8, 1.0)))));
-    }
 
     #[test]
     fn over_seeds_is_replicated_only_when_every_seed_is() {

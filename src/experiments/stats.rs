@@ -106,14 +106,13 @@ mod tests {
         assert!(ols(&[1.0, 1.0], &[2.0, 3.0]).is_none());
     }
 
-    /// The author's 11 canonical waiting times (spec §8 row 3) give δ = 1.194, R² = 0.994.
+    /// The author's 11 canonical waiting times (spec §8 row 3) give the quoted δ = 1.194, R² = 0.994.
     #[test]
     fn paper_d_scaling_exponent() {
-        let k = [3.0, 5.0, 7.0, 10.0, 13.0, 15.0, 17.0, 20.0, 25.0, 30.0, 36.0];
-        let tau = [450.0, 800.0, 1050.0, 1850.0, 2100.0, 2600.0, 3300.0, 3950.0, 5250.0, 6950.0, 8750.0];
-        let d: Vec<f64> = k.iter().map(|k| 1000.0 * k).collect();
+        use crate::experiments::paper::{ALPHA, D_SWEEP_T1};
+        let (d, tau): (Vec<f64>, Vec<f64>) = D_SWEEP_T1.value.iter().map(|&(k, t)| (1000.0 * k as f64, t)).unzip();
         let f = power_law(&d, &tau, 42, 0).unwrap();
-        assert!((f.slope - 1.194).abs() < 5e-4, "{}", f.slope);
+        assert!((f.slope - ALPHA.value.0).abs() < 5e-4, "{}", f.slope);
         assert!((f.r2 - 0.994).abs() < 5e-4, "{}", f.r2);
         let (lo, hi) = f.ci95.unwrap();
         // The paper's bootstrap (numpy RandomState(42)) gives [1.137, 1.308]; ours is another stream.

@@ -15,7 +15,7 @@
 
 use super::claims::{Ctx, SuiteOutcome};
 use super::runner::RunSpec;
-use super::{ci, dynamics, hessian_claims, probe_claims, scaling, sweeps};
+use super::{batch, ci, d_scaling, dynamics, hessian_claims, probe_claims, scaling, sweeps};
 use crate::error::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,11 +139,11 @@ pub static SUITES: [Suite; 13] = [
         name: "d-scaling",
         paper: paper_canonical_sweep,
         ci: ci::canonical_sweep,
-        analyse: scaling::d_scaling,
+        analyse: d_scaling::d_scaling,
         reads_probes: false,
     },
     Suite { name: "lr", paper: paper_lr, ci: ci::lr, analyse: sweeps::lr, reads_probes: false },
-    Suite { name: "batch", paper: paper_batch, ci: ci::batch, analyse: sweeps::batch, reads_probes: false },
+    Suite { name: "batch", paper: paper_batch, ci: ci::batch, analyse: batch::batch, reads_probes: false },
     Suite { name: "snap", paper: paper_probed, ci: ci::probed, analyse: probe_claims::snap_suite, reads_probes: true },
     Suite {
         name: "ablation",
