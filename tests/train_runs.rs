@@ -7,7 +7,8 @@ use windtunnel::config::RunConfig;
 use windtunnel::io::golden::tensor_hash;
 use windtunnel::model::Model;
 use windtunnel::train::record::without_timing;
-use windtunnel::train::rundir::{RunDir, read_records};
+use windtunnel::train::layout::read_metrics;
+use windtunnel::train::rundir::RunDir;
 use windtunnel::train::{MemorySink, Record, Trainer};
 
 /// A small, fast run: the tiny model on K=3, 50 base strings (D=150), batch 32 (a short last batch
@@ -96,7 +97,7 @@ fn interrupted_and_resumed_run_equals_a_straight_run() {
         assert!(tr.state.step <= stop_at && tr.state.step > 0, "resumed at {}", tr.state.step);
         tr.run(&mut rd).unwrap();
         assert_eq!(tensor_hash(&tr.model.params), tensor_hash(&want.params), "stop at {stop_at}");
-        let recs = read_records(&dir.join("metrics.jsonl")).unwrap();
+        let recs = read_metrics(&dir).unwrap();
         for (a, b) in strip(&recs).iter().zip(strip(&want_recs).iter()) {
             assert_eq!(a, b, "metrics after resume at {stop_at}");
         }

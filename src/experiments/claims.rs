@@ -7,7 +7,6 @@ use crate::config::RunConfig;
 use crate::error::Result;
 use crate::plot;
 use crate::train::record::Record;
-use crate::train::rundir::read_records;
 use crate::train::tau::{Taus, taus};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -129,8 +128,7 @@ impl RunData {
     pub fn load(spec: &RunSpec, configs: &super::configs::Configs, runs: &Path) -> Result<Self> {
         let cfg = spec.resolve(configs)?;
         let dir = runs.join(&spec.name);
-        let m = crate::train::layout::metrics(&dir);
-        let records = if m.exists() { read_records(&m)? } else { vec![] };
+        let records = crate::train::layout::read_metrics(&dir)?;
         let summary = crate::train::layout::read_summary(&dir).ok();
         let taus = taus(&records, cfg.data.k);
         let train_seconds = match &summary {

@@ -116,8 +116,7 @@ impl Plan {
             let cfg = spec.resolve(&self.configs)?;
             let run = dir.join(&spec.name);
             let (state, detail) = run_state(&run, status(&run, &cfg));
-            let records = crate::train::layout::metrics(&run);
-            let last = crate::train::rundir::read_records(&records).ok().and_then(|r| r.last().cloned());
+            let last = crate::train::layout::read_metrics(&run).ok().and_then(|r| r.last().cloned());
             let detail = match (&last, state) {
                 (Some(r), State::Training | State::Interrupted) => format!(
                     "step {}: loss {:.3}, candidate {:.3}{detail}",

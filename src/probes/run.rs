@@ -9,7 +9,7 @@ use crate::numerics::Scalar;
 use crate::rng::{Purpose, Stream};
 use crate::task::{Batch, Mapping, TrainSet, generate, train_split};
 use crate::train::Record;
-use crate::train::rundir::read_records;
+use crate::train::layout;
 use crate::train::tau::{Taus, taus};
 use std::path::{Path, PathBuf};
 
@@ -26,28 +26,12 @@ pub struct RunView {
 
 impl RunView {
     pub fn open(dir: &Path) -> Result<Self> {
-        let cp = crate::train::layout::config(dir);
-        if !cp.exists() {
-            return Err(Error::format(
-                dir,
-                "not a windtunnel run directory (no config.toml); give --run a directory made by `windtunnel train`",
-            ));
-        }
-        let cfg = RunConfig::load(Some(&cp), &[])?;
-        let records = read_records(&crate::train::layout::metrics(dir))?;
+        let cfg = layout::read_config(dir).map_err(|e| {
+            Error::other(format!("{e}; give --run a directory made by `windtunnel train`"))
+        })?;
+        let records = layout::read_metrics(dir)?;
         let taus = taus(&records, cfg.data.k);
-        let mut steps = vec![];
-        if let Ok(rd) = std::fs::read_dir(crate::train::layout::checkpoints(dir)) {
-            for e in rd.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if let Some(s) = name.strip_prefix("step_").and_then(|s| s.strip_suffix(".safetensors"))
-                    && let Ok(v) = s.parse::<u64>()
-                {
-                    steps.push(v);
-                }
-            }
-        }
-        steps.sort();
+        let steps = layout::checkpoint_steps(dir);
         if steps.is_empty() {
             return Err(Error::format(dir, "has no checkpoints (checkpoints/step_*.safetensors)"));
         }

@@ -1,5 +1,6 @@
-//! The layout of a run directory, named once. Every reader and writer of a run (the trainer,
-//! checkpoints, probes, `replicate`, `--status`, Slurm tasks) finds its files here.
+//! The layout of a run directory, named once, and its readers. Every reader and writer of a run
+//! (the trainer, checkpoints, probes, `replicate`, `--status`, Slurm tasks) finds its files here;
+//! the trainer's writer is `rundir::RunDir`.
 //!
 //! ```text
 //! <runs>/<name>/config.toml          the resolved config (defaults written out)
@@ -16,28 +17,39 @@
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
+const CONFIG: &str = "config.toml";
+const MANIFEST: &str = "manifest.json";
+const METRICS: &str = "metrics.jsonl";
+const SUMMARY: &str = "summary.json";
+const RESUME: &str = "resume.safetensors";
+const CHECKPOINTS: &str = "checkpoints";
+const PROBES: &str = "probes";
+
+/// Every name a run directory holds (anything else in it is not the run's).
+pub const RUN_FILES: [&str; 7] = [CONFIG, MANIFEST, METRICS, SUMMARY, RESUME, CHECKPOINTS, PROBES];
+
 pub fn config(run: &Path) -> PathBuf {
-    run.join("config.toml")
+    run.join(CONFIG)
 }
 
 pub fn manifest(run: &Path) -> PathBuf {
-    run.join("manifest.json")
+    run.join(MANIFEST)
 }
 
 pub fn metrics(run: &Path) -> PathBuf {
-    run.join("metrics.jsonl")
+    run.join(METRICS)
 }
 
 pub fn summary(run: &Path) -> PathBuf {
-    run.join("summary.json")
+    run.join(SUMMARY)
 }
 
 pub fn resume(run: &Path) -> PathBuf {
-    run.join("resume.safetensors")
+    run.join(RESUME)
 }
 
 pub fn checkpoints(run: &Path) -> PathBuf {
-    run.join("checkpoints")
+    run.join(CHECKPOINTS)
 }
 
 pub fn checkpoint(run: &Path, step: u64) -> PathBuf {
@@ -45,7 +57,7 @@ pub fn checkpoint(run: &Path, step: u64) -> PathBuf {
 }
 
 pub fn probes(run: &Path) -> PathBuf {
-    run.join("probes")
+    run.join(PROBES)
 }
 
 pub fn lock(run: &Path) -> PathBuf {
@@ -65,6 +77,45 @@ fn sibling(run: &Path, ext: &str) -> PathBuf {
     }
 }
 
+/// `config.toml`, parsed; an error that says the directory is not a run when it has none.
+pub fn read_config(run: &Path) -> Result<crate::config::RunConfig> {
+    let cp = config(run);
+    if !cp.exists() {
+        return Err(Error::format(run, "not a windtunnel run directory (no config.toml)"));
+    }
+    crate::config::RunConfig::load(Some(&cp), &[])
+}
+
+/// `metrics.jsonl`, one record per eval; empty before the first eval.
+pub fn read_metrics(run: &Path) -> Result<Vec<super::Record>> {
+    let path = metrics(run);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| Error::format(&path, format!("line {}: {e}", i + 1))))
+        .collect()
+}
+
+/// The steps that have a parameter checkpoint, ascending.
+pub fn checkpoint_steps(run: &Path) -> Vec<u64> {
+    let mut steps: Vec<u64> = std::fs::read_dir(checkpoints(run))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("step_")?.strip_suffix(".safetensors")?.parse().ok()
+        })
+        .collect();
+    steps.sort();
+    steps
+}
+
 /// `summary.json`, parsed.
 pub fn read_summary(run: &Path) -> Result<super::rundir::Summary> {
     let p = summary(run);
@@ -75,6 +126,23 @@ pub fn read_summary(run: &Path) -> Result<super::rundir::Summary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn readers_find_what_the_names_say_and_reject_what_is_not_a_run() {
+        let dir = std::env::temp_dir().join(format!("wt-layout-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(checkpoints(&dir)).unwrap();
+        assert!(read_config(&dir).unwrap_err().to_string().contains("not a windtunnel run"));
+        assert!(read_metrics(&dir).unwrap().is_empty(), "no metrics yet is no records");
+        for s in [200u64, 0, 1000] {
+            std::fs::write(checkpoint(&dir, s), b"").unwrap();
+        }
+        std::fs::write(checkpoints(&dir).join("step_x.safetensors"), b"").unwrap();
+        assert_eq!(checkpoint_steps(&dir), vec![0, 200, 1000]);
+        std::fs::write(metrics(&dir), "{\"step\": 1}\nnot json\n").unwrap();
+        assert!(read_metrics(&dir).unwrap_err().to_string().contains("line 1"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn the_lock_sits_beside_the_run_whatever_its_name() {

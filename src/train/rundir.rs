@@ -146,19 +146,6 @@ pub fn summarize(records: &[Record], state: &TrainState, cfg: &RunConfig, d: usi
     }
 }
 
-pub fn read_records(path: &Path) -> Result<Vec<Record>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| Error::format(path, format!("line {}: {e}", i + 1))))
-        .collect()
-}
-
 /// Writes a run directory as the trainer goes.
 pub struct RunDir {
     pub path: PathBuf,
@@ -171,21 +158,12 @@ pub struct RunDir {
 /// manifest and nothing but a run's files. Anything else (a user's folder, `.`, a home
 /// directory) is refused and left untouched.
 fn refuse_unless_a_run(path: &Path) -> Result<()> {
-    const RUN_FILES: [&str; 7] = [
-        "config.toml",
-        "manifest.json",
-        "metrics.jsonl",
-        "summary.json",
-        "resume.safetensors",
-        "checkpoints",
-        "probes",
-    ];
     let is_manifest = Manifest::read(path).is_ok();
     let foreign: Vec<String> = std::fs::read_dir(path)
         .map_err(|e| Error::io(path, e))?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !RUN_FILES.contains(&n.as_str()) && !n.starts_with('.') && !n.ends_with(".tmp"))
+        .filter(|n| !super::layout::RUN_FILES.contains(&n.as_str()) && !n.starts_with('.') && !n.ends_with(".tmp"))
         .collect();
     if is_manifest && foreign.is_empty() {
         return Ok(());
@@ -232,12 +210,7 @@ impl RunDir {
 
     /// The config and dtype of an existing run.
     pub fn read_config(path: &Path) -> Result<(RunConfig, String)> {
-        let cp = super::layout::config(path);
-        if !cp.exists() {
-            return Err(Error::format(path, "not a windtunnel run directory (no config.toml)"));
-        }
-        let cfg = RunConfig::load(Some(&cp), &[])?;
-        Ok((cfg, Manifest::read(path)?.dtype))
+        Ok((super::layout::read_config(path)?, Manifest::read(path)?.dtype))
     }
 
     /// Reopen a run for resuming: load `resume.safetensors` into `trainer` and drop metric
@@ -248,7 +221,7 @@ impl RunDir {
         let mut opt = AdamW::new(hp, trainer.model.layout.total);
         let (model, state) = load_resume(path, &trainer.cfg.model, &mut opt)?;
         let mp = super::layout::metrics(path);
-        let kept: Vec<Record> = read_records(&mp)?.into_iter().filter(|r| r.step <= state.step).collect();
+        let kept: Vec<Record> = super::layout::read_metrics(path)?.into_iter().filter(|r| r.step <= state.step).collect();
         let text: String = kept.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect();
         write_atomic(&mp, text.as_bytes())?;
         trainer.restore(model, opt, state);
@@ -257,7 +230,7 @@ impl RunDir {
 
     /// Write `summary.json` and return the summary.
     pub fn finish<S: Scalar>(&self, trainer: &Trainer<S>) -> Result<Summary> {
-        let records = read_records(&super::layout::metrics(&self.path))?;
+        let records = super::layout::read_metrics(&self.path)?;
         let s = summarize(&records, &trainer.state, &trainer.cfg, trainer.train.len());
         write_atomic(&super::layout::summary(&self.path), serde_json::to_string_pretty(&s).unwrap().as_bytes())?;
         Ok(s)
