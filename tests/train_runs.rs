@@ -6,8 +6,8 @@ use std::process::Command;
 use windtunnel::config::RunConfig;
 use windtunnel::io::golden::tensor_hash;
 use windtunnel::model::Model;
-use windtunnel::train::record::without_timing;
 use windtunnel::train::layout::read_metrics;
+use windtunnel::train::record::without_timing;
 use windtunnel::train::rundir::RunDir;
 use windtunnel::train::{MemorySink, Record, Trainer};
 

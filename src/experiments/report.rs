@@ -181,6 +181,7 @@ pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
     let md = markdown(scale, &outs, &mech)
         + &seeds.markdown
         + &provenance(&ctx.runs, plan.allow_mixed_arithmetic)?
+        + &config_drift(plan)?
         + &super::paper::markdown();
     let path = base.join("report.md");
     crate::io::tensors::write_atomic(&path, md.as_bytes())?;
@@ -284,6 +285,51 @@ pub fn provenance(runs: &Path, allow_mixed: bool) -> Result<String> {
     Ok(s)
 }
 
+/// The keys whose lines differ between two TOML texts, in order ("train.lr").
+pub fn differing_keys(have: &str, want: &str) -> Vec<String> {
+    let entries = |t: &str| -> std::collections::BTreeMap<String, String> {
+        let mut section = String::new();
+        let mut m = std::collections::BTreeMap::new();
+        for line in t.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+            if let Some(s) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                section = format!("{s}.");
+            } else if let Some((k, v)) = line.split_once('=') {
+                m.insert(format!("{section}{}", k.trim()), v.trim().to_string());
+            }
+        }
+        m
+    };
+    let (a, b) = (entries(have), entries(want));
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter().filter(|k| a.get(*k) != b.get(*k)).cloned().collect()
+}
+
+/// Runs on disk whose config.toml is not the one their suite asks for (trained by an older
+/// suite definition, or by hand): the report's numbers are theirs, so it says so.
+fn config_drift(plan: &Plan) -> Result<String> {
+    let mut lines = vec![];
+    for spec in plan.specs() {
+        let dir = plan.runs_dir().join(&spec.name);
+        if !crate::train::layout::config(&dir).exists() {
+            continue;
+        }
+        let (have, want) = (crate::train::layout::read_config(&dir)?, spec.resolve(&plan.configs)?);
+        let keys = differing_keys(&have.to_toml(), &want.to_toml());
+        if !keys.is_empty() {
+            lines.push(format!("- {}: {}", spec.name, keys.join(", ")));
+        }
+    }
+    Ok(if lines.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\n**Runs whose config differs from what their suite asks for now** (the numbers above are these runs'; the \
+             keys that differ):\n\n{}\n",
+            lines.join("\n")
+        )
+    })
+}
+
 pub fn markdown(scale: Scale, outs: &[SuiteOutcome], mech: &[Mechanism]) -> String {
     let mut s = format!(
         "# windtunnel replication report — `{}` scale\n\nwindtunnel {}. Paper: *Marginals Before Conditionals* (arXiv 2603.10074); \
@@ -337,6 +383,14 @@ pub fn markdown(scale: Scale, outs: &[SuiteOutcome], mech: &[Mechanism]) -> Stri
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn differing_keys_name_the_section_and_key_and_nothing_that_agrees() {
+        let want = "[data]\nk = 10\n[train]\nlr = 0.001\nsteps = 50000\n";
+        assert!(differing_keys(want, want).is_empty());
+        let have = "# comment\n[data]\nk = 10\n[train]\nlr = 0.002\n";
+        assert_eq!(differing_keys(have, want), vec!["train.lr", "train.steps"]);
+    }
+
     use super::*;
 
     #[test]

@@ -26,9 +26,8 @@ pub struct RunView {
 
 impl RunView {
     pub fn open(dir: &Path) -> Result<Self> {
-        let cfg = layout::read_config(dir).map_err(|e| {
-            Error::other(format!("{e}; give --run a directory made by `windtunnel train`"))
-        })?;
+        let cfg = layout::read_config(dir)
+            .map_err(|e| Error::other(format!("{e}; give --run a directory made by `windtunnel train`")))?;
         let records = layout::read_metrics(dir)?;
         let taus = taus(&records, cfg.data.k);
         let steps = layout::checkpoint_steps(dir);

@@ -221,7 +221,8 @@ impl RunDir {
         let mut opt = AdamW::new(hp, trainer.model.layout.total);
         let (model, state) = load_resume(path, &trainer.cfg.model, &mut opt)?;
         let mp = super::layout::metrics(path);
-        let kept: Vec<Record> = super::layout::read_metrics(path)?.into_iter().filter(|r| r.step <= state.step).collect();
+        let kept: Vec<Record> =
+            super::layout::read_metrics(path)?.into_iter().filter(|r| r.step <= state.step).collect();
         let text: String = kept.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect();
         write_atomic(&mp, text.as_bytes())?;
         trainer.restore(model, opt, state);
