@@ -46,92 +46,89 @@ fn lambda_max_spike(points: &[HessianPoint]) -> Option<f64> {
     Some(top / median(plat.iter().map(|p| p.lanczos_lambda_max).collect()))
 }
 
-pub fn hessian_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = probe_runs(ctx, "hessian")?;
-    let mut secs = 0.0;
-    let (mut rows, mut figures, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
-    for r in &runs {
-        let claim = format!("The plateau is a saddle: λ_min < 0 (K = {})", r.k());
-        let paper = paper::HESSIAN_LMIN.quote;
-        let Some(rep) = cached(ctx, r, "hessian", &mut secs, |v| hessian_probe(ctx, v))? else {
-            rows.push(Row::incomplete(&claim, paper, "run or probe not complete"));
-            continue;
-        };
-        let rep: HessianReport = rep;
-        let plateau: Vec<&HessianPoint> = rep.points.iter().filter(|p| p.phase == "PLATEAU").collect();
-        let f = |g: &dyn Fn(&HessianPoint) -> f64| plateau.iter().map(|p| g(p)).collect::<Vec<f64>>();
-        let (pw_min, lz_min) = (f(&|p| p.power_lambda_min), f(&|p| p.lanczos_lambda_min));
-        if plateau.is_empty() {
-            rows.push(Row::incomplete(&claim, paper, "no plateau checkpoint probed"));
-            continue;
-        }
-        let lz_neg = lz_min.iter().all(|&x| x < 0.0);
-        rows.push(Row::new(
+/// The three rows of one run's Hessian report: the saddle, the anisotropy and the λ_max spike.
+pub fn grade(k: usize, rep: &HessianReport) -> Vec<Row> {
+    let claim = format!("The plateau is a saddle: λ_min < 0 (K = {k})");
+    let paper = paper::HESSIAN_LMIN.quote;
+    let plateau: Vec<&HessianPoint> = rep.points.iter().filter(|p| p.phase == "PLATEAU").collect();
+    if plateau.is_empty() {
+        return vec![Row::incomplete(&claim, paper, "no plateau checkpoint probed")];
+    }
+    let f = |g: &dyn Fn(&HessianPoint) -> f64| plateau.iter().map(|p| g(p)).collect::<Vec<f64>>();
+    let (pw_min, lz_min) = (f(&|p| p.power_lambda_min), f(&|p| p.lanczos_lambda_min));
+    let lz_neg = lz_min.iter().all(|&x| x < 0.0);
+    let saddle = Row::new(
+        &claim,
+        paper,
+        format!(
+            "power λ_min {}; Lanczos λ_min {} ({} plateau checkpoints)",
+            span(&pw_min),
+            span(&lz_min),
+            plateau.len()
+        ),
+        Verdict::grade(lz_neg, lz_neg && pw_min.iter().all(|&x| x < 0.0)),
+        "Lanczos (full re-orthogonalisation) is the converged value; power iteration as the paper",
+    );
+    let (pw_an, lz_an) = (median(f(&|p| p.power_anisotropy)), median(f(&|p| p.lanczos_anisotropy)));
+    let res = median(f(&|p| p.power_residual_min));
+    let anisotropy = Row::new(
+        &format!("Strong anisotropy λ_max / |λ_min| on the plateau (K = {k})"),
+        paper::HESSIAN_ANISOTROPY.quote,
+        format!("power iteration {} (residual ‖Hv − λv‖ {}); Lanczos {}", sig(pw_an, 3), sig(res, 2), sig(lz_an, 3)),
+        Verdict::grade(pw_an > 10.0, (300.0..=5e4).contains(&pw_an)),
+        "the ratio is an artefact of the unconverged power-iteration λ_min (spec §7.8); Lanczos gives a small ratio",
+    );
+    let (claim, paper) = (format!("λ_max rises at the transition (K = {k})"), "spikes 10–20× at the transition");
+    let spike = match lambda_max_spike(&rep.points) {
+        Some(spike) => Row::new(
             &claim,
             paper,
-            format!(
-                "power λ_min {}; Lanczos λ_min {} ({} plateau checkpoints)",
-                span(&pw_min),
-                span(&lz_min),
-                plateau.len()
-            ),
-            Verdict::grade(lz_neg, lz_neg && pw_min.iter().all(|&x| x < 0.0)),
-            "Lanczos (full re-orthogonalisation) is the converged value; power iteration as the paper",
-        ));
-        let (pw_an, lz_an) = (median(f(&|p| p.power_anisotropy)), median(f(&|p| p.lanczos_anisotropy)));
-        let res = median(f(&|p| p.power_residual_min));
-        rows.push(Row::new(
-            &format!("Strong anisotropy λ_max / |λ_min| on the plateau (K = {})", r.k()),
-            paper::HESSIAN_ANISOTROPY.quote,
-            format!("power iteration {} (residual ‖Hv − λv‖ {}); Lanczos {}", sig(pw_an, 3), sig(res, 2), sig(lz_an, 3)),
-            Verdict::grade(pw_an > 10.0, (300.0..=5e4).contains(&pw_an)),
-            "the ratio is an artefact of the unconverged power-iteration λ_min (spec §7.8); Lanczos gives a small ratio",
-        ));
-        let (claim, paper) =
-            (format!("λ_max rises at the transition (K = {})", r.k()), "spikes 10–20× at the transition");
-        if let Some(spike) = lambda_max_spike(&rep.points) {
-            rows.push(Row::new(
-                &claim,
-                paper,
-                format!("max λ_max after 0.8τ / plateau median = {spike:.2}×"),
-                Verdict::grade(spike > 1.5, spike >= 5.0),
-                "Lanczos λ_max at the transition and converged checkpoints vs the plateau",
-            ));
-        } else {
-            rows.push(Row::incomplete(&claim, paper, "no checkpoint after 0.8τ probed yet"));
-        }
-        let pts =
-            |g: &dyn Fn(&HessianPoint) -> f64| rep.points.iter().map(|p| (p.step as f64, g(p))).collect::<Vec<_>>();
-        let vl = vec![(rep.tau_t1 as f64, "T1".into())];
-        let pmax = LinePlot {
-            title: format!("Hessian λ_max (K = {}, batch {})", r.k(), rep.batch_size),
-            x_label: "step".into(),
-            y_label: "λ_max".into(),
-            series: vec![
-                Series::line("power (paper)", pts(&|p| p.power_lambda_max)),
-                Series::line("Lanczos", pts(&|p| p.lanczos_lambda_max)),
-            ],
-            vlines: vl.clone(),
-            log_y: true,
-            ..Default::default()
-        };
-        let pmin = LinePlot {
-            title: format!("Hessian λ_min (K = {}, batch {})", r.k(), rep.batch_size),
-            x_label: "step".into(),
-            y_label: "λ_min".into(),
-            series: vec![
-                Series::line("power (paper)", pts(&|p| p.power_lambda_min)),
-                Series::line("Lanczos", pts(&|p| p.lanczos_lambda_min)),
-            ],
-            hlines: vec![(0.0, "0".into())],
-            vlines: vl,
-            ..Default::default()
-        };
-        figures.push(ctx.figure(&format!("hessian_lmax_k{}.svg", r.k()), &line_plot(&pmax)?)?);
-        figures.push(ctx.figure(&format!("hessian_lmin_k{}.svg", r.k()), &line_plot(&pmin)?)?);
-        for p in &rep.points {
-            detail.push(vec![
-                r.k().to_string(),
+            format!("max λ_max after 0.8τ / plateau median = {spike:.2}×"),
+            Verdict::grade(spike > 1.5, spike >= 5.0),
+            "Lanczos λ_max at the transition and converged checkpoints vs the plateau",
+        ),
+        None => Row::incomplete(&claim, paper, "no checkpoint after 0.8τ probed yet"),
+    };
+    vec![saddle, anisotropy, spike]
+}
+
+/// λ_max and λ_min against the step, both solvers, with T1 marked.
+fn plots(k: usize, rep: &HessianReport) -> (LinePlot, LinePlot) {
+    let pts = |g: &dyn Fn(&HessianPoint) -> f64| rep.points.iter().map(|p| (p.step as f64, g(p))).collect::<Vec<_>>();
+    let vl = vec![(rep.tau_t1 as f64, "T1".into())];
+    let pmax = LinePlot {
+        title: format!("Hessian λ_max (K = {k}, batch {})", rep.batch_size),
+        x_label: "step".into(),
+        y_label: "λ_max".into(),
+        series: vec![
+            Series::line("power (paper)", pts(&|p| p.power_lambda_max)),
+            Series::line("Lanczos", pts(&|p| p.lanczos_lambda_max)),
+        ],
+        vlines: vl.clone(),
+        log_y: true,
+        ..Default::default()
+    };
+    let pmin = LinePlot {
+        title: format!("Hessian λ_min (K = {k}, batch {})", rep.batch_size),
+        x_label: "step".into(),
+        y_label: "λ_min".into(),
+        series: vec![
+            Series::line("power (paper)", pts(&|p| p.power_lambda_min)),
+            Series::line("Lanczos", pts(&|p| p.lanczos_lambda_min)),
+        ],
+        hlines: vec![(0.0, "0".into())],
+        vlines: vl,
+        ..Default::default()
+    };
+    (pmax, pmin)
+}
+
+fn detail_rows(k: usize, rep: &HessianReport) -> Vec<Vec<String>> {
+    rep.points
+        .iter()
+        .map(|p| {
+            vec![
+                k.to_string(),
                 p.step.to_string(),
                 p.phase.clone(),
                 sig(p.power_lambda_max, 4),
@@ -140,30 +137,43 @@ pub fn hessian_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
                 sig(p.lanczos_lambda_min, 4),
                 sig(p.lanczos_residual_min, 2),
                 format!("{:.0}°", p.angle_grad_vmin_deg),
-            ]);
+            ]
+        })
+        .collect()
+}
+
+pub fn hessian_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
+    let runs = probe_runs(ctx, "hessian")?;
+    let mut secs = 0.0;
+    let (mut rows, mut figures, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
+    for r in &runs {
+        let Some(rep) = cached(ctx, r, "hessian", &mut secs, |v| hessian_probe(ctx, v))? else {
+            let claim = format!("The plateau is a saddle: λ_min < 0 (K = {})", r.k());
+            rows.push(Row::incomplete(&claim, paper::HESSIAN_LMIN.quote, "run or probe not complete"));
+            continue;
+        };
+        let rep: HessianReport = rep;
+        rows.extend(grade(r.k(), &rep));
+        if rep.points.iter().any(|p| p.phase == "PLATEAU") {
+            let (pmax, pmin) = plots(r.k(), &rep);
+            figures.push(ctx.figure(&format!("hessian_lmax_k{}.svg", r.k()), &line_plot(&pmax)?)?);
+            figures.push(ctx.figure(&format!("hessian_lmin_k{}.svg", r.k()), &line_plot(&pmin)?)?);
+            detail.extend(detail_rows(r.k(), &rep));
+            data.push(json!({"k": r.k(), "report": rep}));
         }
-        data.push(json!({"k": r.k(), "report": rep}));
     }
-    let mut o = outcome(
-        "hessian",
-        &runs,
-        rows,
-        figures,
-        table(
-            &[
-                "K",
-                "step",
-                "phase",
-                "power λmax",
-                "power λmin",
-                "Lanczos λmax",
-                "Lanczos λmin",
-                "Lz residual",
-                "∠(g, v_min)",
-            ],
-            &detail,
-        ),
-    );
+    let header = [
+        "K",
+        "step",
+        "phase",
+        "power λmax",
+        "power λmin",
+        "Lanczos λmax",
+        "Lanczos λmin",
+        "Lz residual",
+        "∠(g, v_min)",
+    ];
+    let mut o = outcome("hessian", &runs, rows, figures, table(&header, &detail));
     o.data = json!(data);
     o.compute_seconds += secs;
     Ok(o)
@@ -196,5 +206,22 @@ mod tests {
             point("CONV", 30.0),
         ];
         assert_eq!(lambda_max_spike(&pts), Some(10.0));
+    }
+
+    fn report(points: Vec<HessianPoint>) -> HessianReport {
+        HessianReport { tau_t1: 100, batch_size: 512, points }
+    }
+
+    #[test]
+    fn the_saddle_row_follows_the_converged_solver() {
+        let at = |lz: f64, pw: f64| {
+            let mut p = point("PLATEAU", 4.0);
+            (p.lanczos_lambda_min, p.power_lambda_min) = (lz, pw);
+            grade(10, &report(vec![p]))[0].verdict
+        };
+        assert_eq!(at(-0.7, -0.002), Verdict::Replicated);
+        assert_eq!(at(-0.7, 0.001), Verdict::Differs, "power iteration misses the negative direction");
+        assert_eq!(at(0.01, -0.002), Verdict::NotReplicated, "a minimum, not a saddle");
+        assert_eq!(grade(10, &report(vec![point("CONV", 4.0)]))[0].verdict, Verdict::Incomplete);
     }
 }

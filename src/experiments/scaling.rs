@@ -59,48 +59,116 @@ fn all_within(v: &[f64], target: f64, tol: f64) -> bool {
     !v.is_empty() && v.iter().all(|x| (x / target - 1.0).abs() <= tol)
 }
 
-pub fn plateau(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = ctx.load("plateau")?;
-    let mut detail = vec![];
-    let (mut cand, mut first, mut all) = (vec![], vec![], vec![]);
-    let mut zlen_t1 = vec![];
-    let mut figures = vec![];
-    for r in &runs {
+/// What the plateau suite measured: per-run plateau ratios and the z-length runs' T1.
+pub struct PlateauNumbers {
+    /// Candidate loss / ln K, first-target loss / ln 36, all-target loss / (4/5)·ln 36.
+    pub cand: Vec<f64>,
+    pub first: Vec<f64>,
+    pub all: Vec<f64>,
+    /// (z length, T1) of every z-length run.
+    pub zlen_t1: Vec<(usize, Option<u64>)>,
+    /// Some run is still training before its T1: its plateau is not over yet.
+    pub pending: bool,
+    pub table: Vec<Vec<String>>,
+}
+
+fn is_zlen(r: &RunData) -> bool {
+    r.name.starts_with("zlen") || r.name.starts_with("ci_zlen")
+}
+
+pub fn measure_plateau(runs: &[RunData]) -> PlateauNumbers {
+    let mut n = PlateauNumbers {
+        cand: vec![],
+        first: vec![],
+        all: vec![],
+        zlen_t1: runs.iter().filter(|r| is_zlen(r)).map(|r| (r.cfg.data.z_length, r.taus.t1)).collect(),
+        pending: runs.iter().any(|r| !r.complete && r.taus.t1.is_none()),
+        table: vec![],
+    };
+    for r in runs {
+        let head = [r.name.clone(), r.k().to_string(), r.cfg.data.z_length.to_string()];
         let Some(p) = plateau_of(&r.records, r.k(), r.taus.t1) else {
-            detail.push(vec![
-                r.name.clone(),
-                r.k().to_string(),
-                r.cfg.data.z_length.to_string(),
-                "–".into(),
-                "–".into(),
-                "–".into(),
-                "–".into(),
-            ]);
+            n.table.push([&head[..], &["–".into(), "–".into(), "–".into(), "–".into()]].concat());
             continue;
         };
         let c = p.candidate_over_ln_k.unwrap_or(f64::NAN);
-        cand.push(c);
-        first.push(p.first_target_over_ln36);
-        all.push(p.train_over_four_fifths_ln36);
-        if r.name.contains("zlen") {
-            zlen_t1.push((r.cfg.data.z_length, r.taus.t1));
-        }
-        detail.push(vec![
-            r.name.clone(),
-            r.k().to_string(),
-            r.cfg.data.z_length.to_string(),
+        n.cand.push(c);
+        n.first.push(p.first_target_over_ln36);
+        n.all.push(p.train_over_four_fifths_ln36);
+        let ratios = [
             r.show(r.taus.t1),
             format!("{c:.3}"),
             format!("{:.3}", p.first_target_over_ln36),
             format!("{:.3}", p.train_over_four_fifths_ln36),
-        ]);
-        if !r.name.contains("zlen") || r.cfg.data.z_length == 2 {
-            figures.push(ctx.figure(&format!("loss_{}.svg", r.name), &line_plot(&loss_curve(r))?)?);
-        }
+        ];
+        n.table.push([&head[..], &ratios[..]].concat());
     }
+    n
+}
+
+/// Every ratio within `dir` of 1 gives the direction, within `close` replication.
+fn ratio_verdict(v: &[f64], close: f64, dir: f64) -> Verdict {
+    Verdict::grade(all_within(v, 1.0, dir), all_within(v, 1.0, close))
+}
+
+pub fn grade_plateau(n: &PlateauNumbers) -> Vec<Row> {
+    let show = |v: &[f64]| {
+        let (a, b) = range(v);
+        format!("{a:.3}–{b:.3} ({} runs)", v.len())
+    };
+    let done = !n.cand.is_empty() && !n.pending;
+    let grade = |v: &[f64], close, dir| if done { ratio_verdict(v, close, dir) } else { Verdict::Incomplete };
+    let mut rows = vec![
+        Row::new(
+            "Candidate-loss plateau = ln K",
+            paper::PLATEAU_OVER_LN_K.quote,
+            format!("{} × ln K", show(&n.cand)),
+            grade(&n.cand, 0.1, 0.25),
+            "median candidate loss over [0.2·T1, 0.8·T1]; within 10% of ln K counts as replicated",
+        ),
+        Row::new(
+            "Full-vocabulary first-target loss on the plateau = ln 36",
+            paper::FIRST_TARGET_PLATEAU.quote,
+            format!("{} × ln 36", show(&n.first)),
+            grade(&n.first, 0.05, 0.15),
+            "the model is input-blind on the plateau: ln K only appears after renormalising over the K candidates",
+        ),
+        Row::new(
+            "All-target loss on the plateau = (4/5)·ln 36 (EOS learned, A uniform)",
+            paper::ALL_TARGET_PLATEAU.quote,
+            format!("{} × 2.867", show(&n.all)),
+            grade(&n.all, 0.1, 0.2),
+            "median all-target training loss on the plateau",
+        ),
+    ];
+    rows.push(zlen_row(&n.zlen_t1));
+    rows
+}
+
+/// z length 1–4: every length reaches T1, the slowest within 1.5× of the fastest.
+pub fn zlen_row(zlen_t1: &[(usize, Option<u64>)]) -> Row {
+    let claim = "z length 1–4 does not change the phenomenon";
+    let t1s: Vec<f64> = zlen_t1.iter().filter_map(|(_, t)| t.map(|t| t as f64)).collect();
+    let ours =
+        zlen_t1.iter().map(|(z, t)| format!("{z}: {}", t.map_or("–".into(), |t| t.to_string()))).collect::<Vec<_>>();
+    if t1s.len() < zlen_t1.len() || t1s.is_empty() {
+        return Row::incomplete(claim, paper::ZLEN_T1.quote, ours.join(", "));
+    }
+    let (lo, hi) = range(&t1s);
+    Row::new(
+        claim,
+        paper::ZLEN_T1.quote,
+        format!("T1 = {} (max/min {:.2})", ours.join(", "), hi / lo),
+        Verdict::grade(hi / lo < 2.0, hi / lo < 1.5),
+        "every selector length plateaus at ln K and transitions at a similar time",
+    )
+}
+
+/// The z-length overlay, then one loss curve per run (of the z-length runs, only z = 2).
+fn plateau_figures(ctx: &Ctx, runs: &[RunData]) -> Result<Vec<String>> {
     let zl: Vec<Series> = runs
         .iter()
-        .filter(|r| r.name.contains("zlen"))
+        .filter(|r| is_zlen(r))
         .map(|r| {
             let pts =
                 r.records.iter().filter_map(|x| x.candidate_loss.map(|c| (x.step as f64, c / r.ln_k()))).collect();
@@ -115,55 +183,23 @@ pub fn plateau(ctx: &Ctx) -> Result<SuiteOutcome> {
         hlines: vec![(1.0, "ln K".into())],
         ..Default::default()
     };
-    figures.insert(0, ctx.figure("plateau_zlen.svg", &line_plot(&zplot)?)?);
-    let show = |v: &[f64]| {
-        let (a, b) = range(v);
-        format!("{a:.3}–{b:.3} ({} runs)", v.len())
-    };
-    let done = !cand.is_empty();
-    let mut rows = vec![];
-    let grade = |v: &[f64], close: f64, dir: f64| {
-        if !done { Verdict::Incomplete } else { Verdict::grade(all_within(v, 1.0, dir), all_within(v, 1.0, close)) }
-    };
-    rows.push(Row::new(
-        "Candidate-loss plateau = ln K",
-        paper::PLATEAU_OVER_LN_K.quote,
-        format!("{} × ln K", show(&cand)),
-        grade(&cand, 0.1, 0.25),
-        "median candidate loss over [0.2·T1, 0.8·T1]; within 10% of ln K counts as replicated",
-    ));
-    rows.push(Row::new(
-        "Full-vocabulary first-target loss on the plateau = ln 36",
-        paper::FIRST_TARGET_PLATEAU.quote,
-        format!("{} × ln 36", show(&first)),
-        grade(&first, 0.05, 0.15),
-        "the model is input-blind on the plateau: ln K only appears after renormalising over the K candidates",
-    ));
-    rows.push(Row::new(
-        "All-target loss on the plateau = (4/5)·ln 36 (EOS learned, A uniform)",
-        paper::ALL_TARGET_PLATEAU.quote,
-        format!("{} × 2.867", show(&all)),
-        grade(&all, 0.1, 0.2),
-        "median all-target training loss on the plateau",
-    ));
-    let t1s: Vec<f64> = zlen_t1.iter().filter_map(|(_, t)| t.map(|t| t as f64)).collect();
-    let ours =
-        zlen_t1.iter().map(|(z, t)| format!("{z}: {}", t.map_or("–".into(), |t| t.to_string()))).collect::<Vec<_>>();
-    let (lo, hi) = range(&t1s);
-    rows.push(if t1s.len() < zlen_t1.len() || t1s.is_empty() {
-        Row::incomplete("z length 1–4 does not change the phenomenon", paper::ZLEN_T1.quote, ours.join(", "))
-    } else {
-        Row::new(
-            "z length 1–4 does not change the phenomenon",
-            paper::ZLEN_T1.quote,
-            format!("T1 = {} (max/min {:.2})", ours.join(", "), hi / lo),
-            Verdict::grade(hi / lo < 2.0, hi / lo < 1.5),
-            "every selector length plateaus at ln K and transitions at a similar time",
-        )
-    });
-    let details = table(&["run", "K", "z len", "T1", "cand / ln K", "first / ln 36", "all / (4/5)ln 36"], &detail);
+    let mut figures = vec![ctx.figure("plateau_zlen.svg", &line_plot(&zplot)?)?];
+    for r in runs.iter().filter(|r| plateau_of(&r.records, r.k(), r.taus.t1).is_some()) {
+        if !is_zlen(r) || r.cfg.data.z_length == 2 {
+            figures.push(ctx.figure(&format!("loss_{}.svg", r.name), &line_plot(&loss_curve(r))?)?);
+        }
+    }
+    Ok(figures)
+}
+
+pub fn plateau(ctx: &Ctx) -> Result<SuiteOutcome> {
+    let runs = ctx.load("plateau")?;
+    let n = measure_plateau(&runs);
+    let rows = grade_plateau(&n);
+    let figures = plateau_figures(ctx, &runs)?;
+    let details = table(&["run", "K", "z len", "T1", "cand / ln K", "first / ln 36", "all / (4/5)ln 36"], &n.table);
     let mut o = outcome("plateau", &runs, rows, figures, details);
-    o.data = json!({"candidate_over_ln_k": cand, "first_over_ln36": first, "all_over_four_fifths_ln36": all});
+    o.data = json!({"candidate_over_ln_k": n.cand, "first_over_ln36": n.first, "all_over_four_fifths_ln36": n.all});
     Ok(o)
 }
 
@@ -247,6 +283,33 @@ mod tests {
 
     fn fit(slope: f64, ci: (f64, f64)) -> Fit {
         Fit { slope, intercept: 0.0, r2: 0.9, n: 4, ci95: Some(ci) }
+    }
+
+    #[test]
+    fn the_zlen_row_waits_for_every_length_and_grades_the_spread() {
+        let z = |t: [Option<u64>; 4]| zlen_row(&(1..=4).zip(t).collect::<Vec<_>>()).verdict;
+        assert_eq!(z([Some(1650), Some(1850), Some(1500), Some(1450)]), Verdict::Replicated);
+        assert_eq!(z([Some(1000), Some(1490), Some(1200), Some(1100)]), Verdict::Replicated);
+        assert_eq!(z([Some(1000), Some(1600), Some(1200), Some(1100)]), Verdict::Differs);
+        assert_eq!(z([Some(1000), Some(2100), Some(1200), Some(1100)]), Verdict::NotReplicated);
+        assert_eq!(z([Some(1000), None, Some(1200), Some(1100)]), Verdict::Incomplete, "a length not yet at T1");
+    }
+
+    #[test]
+    fn plateau_ratios_are_graded_at_their_edges_and_wait_for_runs_still_on_the_plateau() {
+        assert_eq!(ratio_verdict(&[1.03, 1.099], 0.1, 0.25), Verdict::Replicated);
+        assert_eq!(ratio_verdict(&[1.03, 1.11], 0.1, 0.25), Verdict::Differs);
+        assert_eq!(ratio_verdict(&[1.03, 1.26], 0.1, 0.25), Verdict::NotReplicated);
+        let n = |pending| PlateauNumbers {
+            cand: vec![1.0],
+            first: vec![1.0],
+            all: vec![1.0],
+            zlen_t1: vec![],
+            pending,
+            table: vec![],
+        };
+        assert_eq!(grade_plateau(&n(false))[0].verdict, Verdict::Replicated);
+        assert_eq!(grade_plateau(&n(true))[0].verdict, Verdict::Incomplete);
     }
 
     #[test]
