@@ -5,8 +5,8 @@
 #   scripts/paper-runs.sh save     stop training; save every run under results/in-progress (to commit):
 #                                  finished runs without checkpoints, unfinished ones with resume state
 #   scripts/paper-runs.sh status   the state of every unit, from the saved runs
-# Checkpoints are never saved; the probe-bearing runs (canonical_k10, canonical_k20) are trained
-# and probed first, within one session.
+# Checkpoints are never saved: the probe-bearing runs (canonical_k10, canonical_k20) are trained
+# and probed within one session, on one core, while the other core trains everything else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SAVED=results/in-progress
@@ -17,6 +17,7 @@ BIN=target/pinned-$PIN/release/windtunnel
 PROBED=canonical_k10,canonical_k20
 # Seeds 1 and 2 where a claim rests on a fit: the D sweep to K = 20 and fixed D = 10k first, then K = 25–36.
 SEEDED=canonical_k3,canonical_k5,canonical_k7,canonical_k10,canonical_k13,canonical_k15,canonical_k17,canonical_k20,fixed_d10k_k5,fixed_d10k_k10,fixed_d10k_k20,fixed_d10k_k36,canonical_k25,canonical_k30,canonical_k36
+PROBES="snap ablation hessian displacement"
 SMALL="config.toml manifest.json metrics.jsonl summary.json linear.json"
 
 build() {
@@ -28,6 +29,7 @@ build() {
 restore() {
   mkdir -p "$WORK/paper/runs"
   for run in "$SAVED"/paper/runs/*/; do
+    [ -d "$run" ] || continue
     dst="$WORK/paper/runs/$(basename "$run")"
     [ -e "$dst" ] || cp -r "$run" "$dst"
   done
@@ -35,11 +37,24 @@ restore() {
 
 train() {
   local r="nice -n 19 $BIN replicate"
-  $r all --scale paper --out "$WORK" --only "$PROBED"
-  $r snap ablation hessian displacement --scale paper --out "$WORK" --probes-only --only "$PROBED"
-  $r all --scale paper --out "$WORK" --runs-only
-  $r d-scaling fixed-d --scale paper --out "$WORK" --seeds 3 --runs-only \
+  local rest
+  rest=$($BIN replicate all --scale paper --out "$WORK" --list | awk '$1 == "train" {print $2}' \
+    | grep -vxF -e "${PROBED%,*}" -e "${PROBED#*,}" | paste -sd,)
+  # One core: the probe-bearing runs, each trained and probed in turn (their checkpoints are
+  # never saved, so a run and its probes finish within a session or start again next time).
+  ( for run in ${PROBED//,/ }; do
+      $r all --scale paper --out "$WORK" --only "$run" --jobs 1 --threads 1
+      $r snap ablation hessian displacement --scale paper --out "$WORK" --probes-only --only "$run" --threads 1
+    done ) &
+  # The other core: every other run, then seeds 1 and 2.
+  $r all --scale paper --out "$WORK" --only "$rest" --jobs 1 --threads 1
+  $r d-scaling fixed-d --scale paper --out "$WORK" --seeds 3 --runs-only --jobs 1 --threads 1 \
     --only "$(echo "$SEEDED" | sed 's/\([^,]*\)/\1_s1,\1_s2/g')"
+  wait
+}
+
+probed() {
+  for p in $PROBES; do [ -f "$1/probes/$p.json" ] || return 1; done
 }
 
 save() {
@@ -48,6 +63,10 @@ save() {
   sleep 2
   for run in "$WORK"/paper/runs/*/; do
     name=$(basename "$run"); dst="$SAVED/paper/runs/$name"
+    if [[ ",$PROBED," == *",$name,"* ]] && ! probed "$run"; then
+      echo "$name: not saved (its probes are not all done, and checkpoints are never saved: it trains again)"
+      continue
+    fi
     rm -rf "$dst"; mkdir -p "$dst"
     for f in $SMALL; do [ -f "$run/$f" ] && cp "$run/$f" "$dst/"; done
     [ -f "$run/summary.json" ] || { [ -f "$run/resume.safetensors" ] && cp "$run/resume.safetensors" "$dst/"; }
