@@ -65,68 +65,9 @@ pub fn lr(ctx: &Ctx) -> Result<SuiteOutcome> {
     let refs: Vec<&RunData> = runs.iter().collect();
     let (eta, t3) = pairs(&refs, |r| r.cfg.train.lr, |r| r.taus.t3);
     let (eta1, t1) = pairs(&refs, |r| r.cfg.train.lr, |r| r.taus.t1);
-    let known: Option<Vec<f64>> = runs.iter().map(|r| tau_or_inf(r, r.taus.t3)).collect();
-    let list =
-        runs.iter().map(|r| format!("{:e}: {}", r.cfg.train.lr, r.show(r.taus.t3))).collect::<Vec<_>>().join(", ");
-    let mut rows = vec![];
-    // The paper's pair is 2e-3 vs 3e-4; at ci scale the largest vs the smallest η.
-    let (lo_eta, hi_eta) = match ctx.scale {
-        Scale::Paper => (3e-4, 2e-3),
-        Scale::Ci => (runs.first().map_or(0.0, |r| r.cfg.train.lr), runs.last().map_or(0.0, |r| r.cfg.train.lr)),
-    };
-    let pair = (lo_eta, hi_eta);
-    rows.push(eta_ratio_row(
-        &runs,
-        pair,
-        ("T3", |r| r.taus.t3, true),
-        (
-            "Higher η slows the transition (T3 window, constant LR, K = 20)",
-            paper::LR_T3_RATIO.quote,
-            "within 1.5× of 3.6 counts as replicated; T3 starts at the last eval above 0.95·ln K, so a loss spike \
-             after T1 shortens it",
-        ),
-    ));
-    // The same pair measured by the plateau's end, which a spike during the descent cannot move.
-    rows.push(
-        eta_ratio_row(
-            &runs,
-            pair,
-            ("T1", |r| r.taus.t1, false),
-            (
-                "Higher η lengthens the plateau (T1, same pair of η)",
-                "no figure (the paper measures T3)",
-                "a finding: the paper gives no T1 ratio; its direction is the claim's when T1 grows by more than 1.2×",
-            ),
-        )
-        // The report's Kramers mechanism is judged on this row.
-        .keyed(Key::LrT1),
-    );
-    let claim2 = "Monotone in η (log–log slope of T3 on η)";
-    let paper2 = paper::LR_T3.quote;
     let fit = power_law(&eta, &t3, SEED, 300);
-    rows.push(match (&known, &fit) {
-        (Some(v), Some(f)) => Row::new(
-            claim2,
-            paper2,
-            format!("{list}; slope {}", fmt_ci(f)),
-            Verdict::grade(f.slope > 0.0, non_decreasing(v) && (f.slope - paper::LR_T3_SLOPE.value).abs() <= 0.3),
-            if non_decreasing(v) { "T3 never decreases with η" } else { "T3 is not monotone in η" },
-        ),
-        _ => Row::incomplete(claim2, paper2, list.clone()),
-    });
-    let t1s =
-        runs.iter().map(|r| format!("{:e}: {}", r.cfg.train.lr, r.show(r.taus.t1))).collect::<Vec<_>>().join(", ");
-    let known1: Option<Vec<f64>> = runs.iter().map(|r| tau_or_inf(r, r.taus.t1)).collect();
-    rows.push(match known1 {
-        Some(v) if v.len() >= 2 => Row::new(
-            "Higher η also delays the plateau's end (T1)",
-            "not reported (the paper uses T3)",
-            t1s,
-            Verdict::grade(v.last() > v.first(), non_decreasing(&v)),
-            "T1 of the largest vs the smallest η",
-        ),
-        _ => Row::incomplete("Higher η also delays the plateau's end (T1)", "not reported", t1s),
-    });
+    let mut rows = ratio_rows(&runs, ctx.scale);
+    rows.extend(monotone_rows(&runs, fit.as_ref()));
     let p = LinePlot {
         title: "Learning-rate sweep: waiting times vs η".into(),
         x_label: "η".into(),
@@ -140,7 +81,82 @@ pub fn lr(ctx: &Ctx) -> Result<SuiteOutcome> {
         ..Default::default()
     };
     let figures = vec![ctx.figure("lr.svg", &line_plot(&p)?)?];
-    let detail: Vec<Vec<String>> = runs
+    let mut o = outcome("lr", &runs, rows, figures, run_table(&runs));
+    o.data = json!({"t3_fit": fit, "eta": eta, "t3": t3, "eta_t1": eta1, "t1": t1});
+    Ok(o)
+}
+
+/// T3 and T1 at the paper's pair of η (2e-3 over 3e-4; at ci scale the largest over the smallest).
+fn ratio_rows(runs: &[RunData], scale: Scale) -> Vec<Row> {
+    let pair = match scale {
+        Scale::Paper => (3e-4, 2e-3),
+        Scale::Ci => (runs.first().map_or(0.0, |r| r.cfg.train.lr), runs.last().map_or(0.0, |r| r.cfg.train.lr)),
+    };
+    let t3 = eta_ratio_row(
+        runs,
+        pair,
+        ("T3", |r| r.taus.t3, true),
+        (
+            "Higher η slows the transition (T3 window, constant LR, K = 20)",
+            paper::LR_T3_RATIO.quote,
+            "within 1.5× of 3.6 counts as replicated; T3 starts at the last eval above 0.95·ln K, so a loss spike \
+             after T1 shortens it",
+        ),
+    );
+    // The same pair measured by the plateau's end, which a spike during the descent cannot move.
+    let t1 = eta_ratio_row(
+        runs,
+        pair,
+        ("T1", |r| r.taus.t1, false),
+        (
+            "Higher η lengthens the plateau (T1, same pair of η)",
+            "no figure (the paper measures T3)",
+            "a finding: the paper gives no T1 ratio; its direction is the claim's when T1 grows by more than 1.2×",
+        ),
+    )
+    // The report's Kramers mechanism is judged on this row.
+    .keyed(Key::LrT1);
+    vec![t3, t1]
+}
+
+/// T3 monotone in η with the paper's slope (within 0.3); the direction is a positive slope.
+pub fn monotone_verdict(t3_by_eta: &[f64], slope: f64) -> Verdict {
+    Verdict::grade(slope > 0.0, non_decreasing(t3_by_eta) && (slope - paper::LR_T3_SLOPE.value).abs() <= 0.3)
+}
+
+/// Monotonicity in η, of T3 (against the paper's slope) and of T1 (no paper figure).
+fn monotone_rows(runs: &[RunData], fit: Option<&super::stats::Fit>) -> Vec<Row> {
+    let list = |t: fn(&RunData) -> Option<u64>| {
+        runs.iter().map(|r| format!("{:e}: {}", r.cfg.train.lr, r.show(t(r)))).collect::<Vec<_>>().join(", ")
+    };
+    let known = |t: fn(&RunData) -> Option<u64>| runs.iter().map(|r| tau_or_inf(r, t(r))).collect::<Option<Vec<_>>>();
+    let (claim2, paper2) = ("Monotone in η (log–log slope of T3 on η)", paper::LR_T3.quote);
+    let t3 = match (known(|r| r.taus.t3), fit) {
+        (Some(v), Some(f)) => Row::new(
+            claim2,
+            paper2,
+            format!("{}; slope {}", list(|r| r.taus.t3), fmt_ci(f)),
+            monotone_verdict(&v, f.slope),
+            if non_decreasing(&v) { "T3 never decreases with η" } else { "T3 is not monotone in η" },
+        ),
+        _ => Row::incomplete(claim2, paper2, list(|r| r.taus.t3)),
+    };
+    let claim3 = "Higher η also delays the plateau's end (T1)";
+    let t1 = match known(|r| r.taus.t1) {
+        Some(v) if v.len() >= 2 => Row::new(
+            claim3,
+            "not reported (the paper uses T3)",
+            list(|r| r.taus.t1),
+            Verdict::grade(v.last() > v.first(), non_decreasing(&v)),
+            "T1 of the largest vs the smallest η",
+        ),
+        _ => Row::incomplete(claim3, "not reported", list(|r| r.taus.t1)),
+    };
+    vec![t3, t1]
+}
+
+fn run_table(runs: &[RunData]) -> String {
+    let rows: Vec<Vec<String>> = runs
         .iter()
         .map(|r| {
             vec![
@@ -156,7 +172,19 @@ pub fn lr(ctx: &Ctx) -> Result<SuiteOutcome> {
             ]
         })
         .collect();
-    let mut o = outcome("lr", &runs, rows, figures, table(&["run", "η", "T1", "T3", "window", "steps run"], &detail));
-    o.data = json!({"t3_fit": fit, "eta": eta, "t3": t3, "eta_t1": eta1, "t1": t1});
-    Ok(o)
+    table(&["run", "η", "T1", "T3", "window", "steps run"], &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t3_monotone_needs_order_and_the_papers_slope() {
+        let v = [2100.0, 2200.0, 3400.0, 7550.0, f64::INFINITY];
+        assert_eq!(monotone_verdict(&v, 0.68), Verdict::Replicated);
+        assert_eq!(monotone_verdict(&v, 0.99), Verdict::Differs);
+        assert_eq!(monotone_verdict(&[2100.0, 2000.0, 3400.0], 0.68), Verdict::Differs, "not monotone");
+        assert_eq!(monotone_verdict(&v, -0.1), Verdict::NotReplicated);
+    }
 }
