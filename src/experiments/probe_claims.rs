@@ -11,6 +11,7 @@ use crate::plot::{LinePlot, Series, bar_chart, line_plot};
 use crate::probes::ablation::AblationReport;
 use crate::probes::displacement::DisplacementReport;
 use crate::probes::linear::{LinearReport, Positions, train_linear};
+use crate::probes::snap::{SnapPoint, SnapReport};
 use crate::probes::{RunView, ablation, displacement, snap};
 use crate::task::DataConfig;
 use serde::de::DeserializeOwned;
@@ -97,6 +98,46 @@ fn snap_groups(scale: Scale) -> usize {
     }
 }
 
+/// Collective: fewer than 20% of groups learned at τ/2 and at least 30 points more by 1.5τ;
+/// replicated when the 10%→80% window is also at most 0.8τ (the paper's is ≤ 0.55τ).
+pub fn snap_verdict(at_half: f64, at_late: f64, window: Option<f64>) -> Verdict {
+    let direction = at_half < 0.2 && at_late > at_half + 0.3;
+    Verdict::grade(direction, direction && window.is_some_and(|w| w <= 0.8))
+}
+
+/// The snap row of one run's per-group accuracies.
+pub fn grade_snap(claim: &str, paper: &str, pts: &[SnapPoint]) -> Row {
+    let (Some(half), Some(one), Some(late)) = (
+        nearest(pts, |p| p.step_over_tau, 0.5),
+        nearest(pts, |p| p.step_over_tau, 1.0),
+        nearest(pts, |p| p.step_over_tau, 1.5),
+    ) else {
+        return Row::incomplete(claim, paper, "the probe has no checkpoints near 0.5τ, τ and 1.5τ");
+    };
+    // Window: from the last point with < 10% of groups ≥ 0.8 to the first with ≥ 80%
+    // (the author's K = 20 run reaches 87% at 1.49τ, the end of the probed range).
+    let start = pts.iter().filter(|p| p.frac_ge_08 < 0.1).map(|p| p.step_over_tau).fold(f64::NAN, f64::max);
+    let width = pts.iter().find(|p| p.frac_ge_08 >= 0.8).map(|p| p.step_over_tau - start);
+    let ours = format!(
+        "{:.2}τ: {:.0}% (mean {:.3}); {:.2}τ: {:.1}%; {:.2}τ: {:.0}%; 10%→80% window {}",
+        half.step_over_tau,
+        100.0 * half.frac_ge_08,
+        half.mean_accuracy,
+        one.step_over_tau,
+        100.0 * one.frac_ge_08,
+        late.step_over_tau,
+        100.0 * late.frac_ge_08,
+        width.map_or("not closed".into(), |w| format!("{w:.2}τ"))
+    );
+    Row::new(
+        claim,
+        paper,
+        ours,
+        snap_verdict(half.frac_ge_08, late.frac_ge_08, width),
+        "replicated: < 20% of groups learned at τ/2 and the 10%→80% window ≤ 0.8τ (paper ≤ 0.55τ)",
+    )
+}
+
 pub fn snap_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let runs = probe_runs(ctx, "snap")?;
     let mut secs = 0.0;
@@ -112,38 +153,9 @@ pub fn snap_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
             rows.push(Row::incomplete(&claim, paper, "run or probe not complete"));
             continue;
         };
+        let rep: SnapReport = rep;
         let pts = &rep.points;
-        let (Some(half), Some(one), Some(late)) = (
-            nearest(pts, |p| p.step_over_tau, 0.5),
-            nearest(pts, |p| p.step_over_tau, 1.0),
-            nearest(pts, |p| p.step_over_tau, 1.5),
-        ) else {
-            continue;
-        };
-        // Window: from the last point with < 10% of groups ≥ 0.8 to the first with ≥ 80%
-        // (the author's K = 20 run reaches 87% at 1.49τ, the end of the probed range).
-        let start = pts.iter().filter(|p| p.frac_ge_08 < 0.1).map(|p| p.step_over_tau).fold(f64::NAN, f64::max);
-        let end = pts.iter().find(|p| p.frac_ge_08 >= 0.8).map(|p| p.step_over_tau);
-        let width = end.map(|e| e - start);
-        let ours = format!(
-            "{:.2}τ: {:.0}% (mean {:.3}); {:.2}τ: {:.1}%; {:.2}τ: {:.0}%; 10%→80% window {}",
-            half.step_over_tau,
-            100.0 * half.frac_ge_08,
-            half.mean_accuracy,
-            one.step_over_tau,
-            100.0 * one.frac_ge_08,
-            late.step_over_tau,
-            100.0 * late.frac_ge_08,
-            width.map_or("not closed".into(), |w| format!("{w:.2}τ"))
-        );
-        let direction = half.frac_ge_08 < 0.2 && late.frac_ge_08 > half.frac_ge_08 + 0.3;
-        rows.push(Row::new(
-            &claim,
-            paper,
-            ours,
-            Verdict::grade(direction, direction && width.is_some_and(|w| w <= 0.8)),
-            "replicated: < 20% of groups learned at τ/2 and the 10%→80% window ≤ 0.8τ (paper ≤ 0.55τ)",
-        ));
+        rows.push(grade_snap(&claim, paper, pts));
         series.push(Series::line(
             format!("K = {}: groups ≥ 0.8", r.k()),
             pts.iter().map(|p| (p.step_over_tau, p.frac_ge_08)).collect(),
@@ -186,66 +198,73 @@ pub fn selector_verdict((layer, delta): (usize, f64), runner_up: f64, paper: f64
     Verdict::grade(layer == 0 && delta > 0.3, single && (0.5..=2.0).contains(&(delta / paper)))
 }
 
+/// Necessity of the top head at τ, growth of necessity through training, and sufficiency.
+pub fn grade_ablation(k: usize, rep: &AblationReport) -> Vec<Row> {
+    let (paper1, paper_mid, paper2) = match k {
+        20 => (paper::SELECTOR_K20.quote, paper::SELECTOR_K20.value, paper::NECESSITY_K20.quote),
+        _ => (paper::SELECTOR_K10.quote, paper::SELECTOR_K10.value, paper::NECESSITY_K10.quote),
+    };
+    let claim = format!("A layer-0 selector-routing head is necessary mid-transition (K = {k})");
+    let top = |label: &str| {
+        let c = rep.checkpoints.iter().find(|c| c.label == label)?;
+        let mut hs: Vec<_> = c.heads.iter().collect();
+        hs.sort_by(|a, b| b.zero_loss_delta.total_cmp(&a.zero_loss_delta));
+        (hs.len() >= 2).then_some((c, hs))
+    };
+    let (Some((mid, hs)), Some((_, pre)), Some((post_c, post))) = (top("mid"), top("pre"), top("post")) else {
+        return vec![Row::incomplete(&claim, paper1, "the probe lacks its pre, mid or post checkpoint")];
+    };
+    let (h0, h1) = (hs[0], hs[1]);
+    let necessary = Row::new(
+        &claim,
+        paper1,
+        format!(
+            "L{}H{} +{:.2} nats at step {} (next L{}H{} +{:.2})",
+            h0.layer, h0.head, h0.zero_loss_delta, mid.step, h1.layer, h1.head, h1.zero_loss_delta
+        ),
+        selector_verdict((h0.layer, h0.zero_loss_delta), h1.zero_loss_delta, paper_mid),
+        "head indices depend on the init (windtunnel's init stream is not PyTorch's); replicated: the top head is in \
+         layer 0, within 2× of the paper's Δ, and a single head (≥ 1.25× the runner-up's Δ; the paper's K = 20 \
+         margin is 1.61×); differs when the top layer-0 head is tied with another",
+    );
+    let (dp, dm, dq) = (pre[0].zero_loss_delta, h0.zero_loss_delta, post[0].zero_loss_delta);
+    let growing = Row::new(
+        &format!("The routing becomes more necessary through training (K = {k})"),
+        paper2,
+        format!("largest Δ: pre +{dp:.2}, mid +{dm:.2}, post +{dq:.2} (step {})", post_c.step),
+        Verdict::grade(dp < dm && dm < dq, dp < 0.2 && dq > 2.0),
+        "largest zero-ablation Δ loss at τ/4, τ, 2τ",
+    );
+    // Sufficiency: keeping one head recovers at least half of the gap between all heads zeroed and clean.
+    let best = mid
+        .heads
+        .iter()
+        .map(|h| (mid.all_zero_loss - h.sufficiency_loss) / (mid.all_zero_loss - mid.clean_loss))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let sufficient = Row::new(
+        &format!("No single head is sufficient (K = {k})"),
+        "none (keeping only one head leaves the loss high)",
+        format!("best single head recovers {:.0}% of the all-heads-ablated loss gap", 100.0 * best),
+        Verdict::grade(best < 0.5, best < 0.5),
+        "sufficient = keeping only that head recovers ≥ 50% of the gap",
+    );
+    vec![necessary, growing, sufficient]
+}
+
 pub fn ablation_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let runs = probe_runs(ctx, "ablation")?;
     let mut secs = 0.0;
     let (mut rows, mut figures, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     for r in &runs {
-        let (paper1, paper_mid, paper2) = match r.k() {
-            20 => (paper::SELECTOR_K20.quote, paper::SELECTOR_K20.value, paper::NECESSITY_K20.quote),
-            _ => (paper::SELECTOR_K10.quote, paper::SELECTOR_K10.value, paper::NECESSITY_K10.quote),
-        };
-        let claim = format!("A layer-0 selector-routing head is necessary mid-transition (K = {})", r.k());
         let Some(rep) = cached(ctx, r, "ablation", &mut secs, |v| ablation::run_ablation(v, None))? else {
-            rows.push(Row::incomplete(&claim, paper1, "run or probe not complete"));
+            let claim = format!("A layer-0 selector-routing head is necessary mid-transition (K = {})", r.k());
+            let paper = if r.k() == 20 { paper::SELECTOR_K20.quote } else { paper::SELECTOR_K10.quote };
+            rows.push(Row::incomplete(&claim, paper, "run or probe not complete"));
             continue;
         };
         let rep: AblationReport = rep;
-        let top = |label: &str| {
-            let c = rep.checkpoints.iter().find(|c| c.label == label)?;
-            let mut hs: Vec<_> = c.heads.iter().collect();
-            hs.sort_by(|a, b| b.zero_loss_delta.total_cmp(&a.zero_loss_delta));
-            Some((c, hs))
-        };
-        let (Some((mid, hs)), Some((_, pre)), Some((post_c, post))) = (top("mid"), top("pre"), top("post")) else {
-            continue;
-        };
-        let (h0, h1) = (hs[0], hs[1]);
-        rows.push(Row::new(
-            &claim,
-            paper1,
-            format!(
-                "L{}H{} +{:.2} nats at step {} (next L{}H{} +{:.2})",
-                h0.layer, h0.head, h0.zero_loss_delta, mid.step, h1.layer, h1.head, h1.zero_loss_delta
-            ),
-            selector_verdict((h0.layer, h0.zero_loss_delta), h1.zero_loss_delta, paper_mid),
-            "head indices depend on the init (windtunnel's init stream is not PyTorch's); replicated: the top head is in \
-             layer 0, within 2× of the paper's Δ, and a single head (≥ 1.25× the runner-up's Δ; the paper's K = 20 \
-             margin is 1.61×); differs when the top layer-0 head is tied with another",
-        ));
-        let (dp, dm, dq) = (pre[0].zero_loss_delta, h0.zero_loss_delta, post[0].zero_loss_delta);
-        rows.push(Row::new(
-            &format!("The routing becomes more necessary through training (K = {})", r.k()),
-            paper2,
-            format!("largest Δ: pre +{dp:.2}, mid +{dm:.2}, post +{dq:.2} (step {})", post_c.step),
-            Verdict::grade(dp < dm && dm < dq, dp < 0.2 && dq > 2.0),
-            "largest zero-ablation Δ loss at τ/4, τ, 2τ",
-        ));
-        // Sufficiency: keeping one head recovers at least half of the gap between all heads zeroed and clean.
-        let rec = |c: &crate::probes::ablation::CheckpointAblation| {
-            c.heads
-                .iter()
-                .map(|h| (c.all_zero_loss - h.sufficiency_loss) / (c.all_zero_loss - c.clean_loss))
-                .fold(f64::NEG_INFINITY, f64::max)
-        };
-        let best = rec(mid);
-        rows.push(Row::new(
-            &format!("No single head is sufficient (K = {})", r.k()),
-            "none (keeping only one head leaves the loss high)",
-            format!("best single head recovers {:.0}% of the all-heads-ablated loss gap", 100.0 * best),
-            Verdict::grade(best < 0.5, best < 0.5),
-            "sufficient = keeping only that head recovers ≥ 50% of the gap",
-        ));
+        rows.extend(grade_ablation(r.k(), &rep));
+        let Some(mid) = rep.checkpoints.iter().find(|c| c.label == "mid") else { continue };
         let cats: Vec<String> = mid.heads.iter().map(|h| format!("L{}H{}", h.layer, h.head)).collect();
         let svg = bar_chart(
             &format!("Head ablation at T1 (K = {}, step {}): Δ all-target loss", r.k(), mid.step),
@@ -418,5 +437,15 @@ mod tests {
         assert_eq!(selector_verdict((1, 2.0), 0.1, 1.41), Verdict::NotReplicated);
         assert_eq!(selector_verdict((0, 0.29), 0.0, 1.41), Verdict::NotReplicated);
         assert_eq!(selector_verdict((0, 3.0), 0.5, 1.41), Verdict::Differs, "more than 2× the paper's");
+    }
+
+    #[test]
+    fn snap_is_collective_only_with_a_short_window() {
+        assert_eq!(snap_verdict(0.0, 0.99, Some(0.28)), Verdict::Replicated);
+        assert_eq!(snap_verdict(0.0, 0.99, Some(0.81)), Verdict::Differs);
+        assert_eq!(snap_verdict(0.0, 0.48, None), Verdict::Differs, "the window never closed");
+        assert_eq!(snap_verdict(0.25, 0.99, Some(0.3)), Verdict::NotReplicated, "a quarter learned by τ/2");
+        assert_eq!(snap_verdict(0.1, 0.35, Some(0.3)), Verdict::NotReplicated, "no rise");
+        assert_eq!(grade_snap("c", "p", &[]).verdict, Verdict::Incomplete, "no points is no verdict, not no row");
     }
 }
