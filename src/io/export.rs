@@ -61,10 +61,41 @@ pub fn batch_from_file(file: &TensorFile, path: &Path) -> Result<Batch> {
     if let Some(bad) = labels.iter().find(|&&x| x != -100 && !(0..1 << 20).contains(&x)) {
         return Err(Error::format(path, format!("label {bad} is neither −100 nor a token id")));
     }
+    // Position 0's label is never scored (the targets are shifted by one).
+    let scored = labels.chunks(ts[1]).any(|row| row[1..].iter().any(|&x| x != -100));
+    if !scored {
+        return Err(Error::format(
+            path,
+            "every label after position 0 is −100: no position is scored, so the loss is undefined",
+        ));
+    }
     Ok(Batch::from_raw(
         ts[0],
         ts[1],
         tokens.iter().map(|&x| x as u32).collect(),
         labels.iter().map(|&x| x as i32).collect(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_from_file;
+    use crate::io::tensors::{Tensor, TensorFile};
+    use std::path::Path;
+
+    fn file(labels: Vec<i64>) -> TensorFile {
+        // Sorted by name, as a file read from disk.
+        let tensors =
+            vec![Tensor::i64("labels", vec![2, 3], labels), Tensor::i64("tokens", vec![2, 3], vec![1, 2, 3, 4, 5, 6])];
+        TensorFile { tensors, metadata: None }
+    }
+
+    #[test]
+    fn a_batch_with_no_scored_position_is_refused() {
+        let p = Path::new("b.safetensors");
+        // Position 0's label is never scored: only [.., 1..] counts.
+        let e = batch_from_file(&file(vec![7, -100, -100, 7, -100, -100]), p).unwrap_err().to_string();
+        assert!(e.contains("no position is scored"), "{e}");
+        assert!(batch_from_file(&file(vec![-100, -100, 7, -100, -100, -100]), p).is_ok());
+    }
 }

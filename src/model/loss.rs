@@ -22,7 +22,8 @@ pub fn shifted_targets(labels: &[i32], t_full: usize, t: usize) -> Vec<i32> {
 }
 
 /// Per-position loss `−log_softmax(logits[n])[y]` (0 where ignored) into `losses` (N), and the
-/// batch mean: the sum over scored rows in ascending order, divided by their count.
+/// batch mean: the sum over scored rows in ascending order, divided by their count (NaN when no
+/// row is scored, as PyTorch's mean over an empty set).
 /// logits is (N, V). Computed as `lse − (l_y − max)`, `lse = ln Σ exp(l_j − max)`.
 pub fn crossentropy_forward<S: Scalar>(losses: &mut [S], logits: &[S], targets: &[i32], v: usize) -> (S, usize) {
     losses
@@ -47,7 +48,7 @@ pub fn crossentropy_forward<S: Scalar>(losses: &mut [S], logits: &[S], targets: 
             count += 1;
         }
     }
-    let mean = if count > 0 { sum / S::from_f64(count as f64) } else { S::zero() };
+    let mean = if count > 0 { sum / S::from_f64(count as f64) } else { S::from_f64(f64::NAN) };
     (mean, count)
 }
 
@@ -94,4 +95,20 @@ pub fn crossentropy_backward<S: Scalar>(dlogits: &mut [S], logits: &[S], targets
                 }
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::crossentropy_forward;
+    use crate::task::tokenizer::IGNORE;
+
+    #[test]
+    fn the_mean_over_no_scored_position_is_nan_as_in_pytorch() {
+        let logits = [0.0f64, 1.0, 2.0, 0.5, 0.5, 0.5];
+        let mut losses = [9.0f64; 2];
+        let (mean, count) = crossentropy_forward(&mut losses, &logits, &[IGNORE, IGNORE], 3);
+        assert!(mean.is_nan() && count == 0 && losses == [0.0, 0.0]);
+        let (mean, count) = crossentropy_forward(&mut losses, &logits, &[2, IGNORE], 3);
+        assert!(count == 1 && (mean - losses[0]).abs() == 0.0 && mean > 0.0);
+    }
 }

@@ -64,7 +64,19 @@ pub fn is_checkpoint_step(step: u64, every: u64, max_steps: u64) -> bool {
     step == 0 || step.is_power_of_two() || step.is_multiple_of(every) || step == max_steps
 }
 
+/// A state with a NaN or infinity is never written: it would replace the last good one.
+fn refuse_non_finite<S: Scalar>(what: &str, step: u64, slices: &[&[S]]) -> Result<()> {
+    match slices.iter().flat_map(|v| v.iter()).position(|x| !x.is_finite()) {
+        None => Ok(()),
+        Some(i) => Err(Error::other(format!(
+            "the {what} at step {step} holds a non-finite value (element {i}); it was not written, so the last good \
+             one is kept"
+        ))),
+    }
+}
+
 pub fn save_params<S: Scalar>(run: &Path, model: &Model<S>, step: u64) -> Result<()> {
+    refuse_non_finite("parameters", step, &[&model.params])?;
     let mut meta: serde_json::Value =
         serde_json::from_str(&FileMeta::new("checkpoint", &model.cfg, S::NAME).to_json()).unwrap();
     meta["step"] = step.into();
@@ -74,6 +86,7 @@ pub fn save_params<S: Scalar>(run: &Path, model: &Model<S>, step: u64) -> Result
 }
 
 pub fn save_resume<S: Scalar>(run: &Path, model: &Model<S>, opt: &AdamW<S>, state: &TrainState) -> Result<()> {
+    refuse_non_finite("resume state", state.step, &[&model.params, &opt.m, &opt.v])?;
     let mut ts = param_tensors(model);
     for (i, e) in model.layout.entries.iter().enumerate() {
         ts.push(Tensor::from_scalars(format!("adam.m.{}", e.name), e.shape.clone(), model.layout.view(&opt.m, i)));
@@ -126,6 +139,22 @@ pub fn load_resume<S: Scalar>(run: &Path, cfg: &ModelConfig, opt: &mut AdamW<S>)
 #[cfg(test)]
 mod tests {
     use super::TrainState;
+
+    #[test]
+    fn a_non_finite_state_is_never_written_over_the_last_good_one() {
+        use crate::model::{Model, ModelConfig};
+        let dir = std::env::temp_dir().join(format!("wt-nonfinite-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cfg = ModelConfig { d_model: 8, n_heads: 2, d_head: 4, d_mlp: 16, n_layers: 1, ..ModelConfig::default() };
+        let mut model = Model::<f32>::init(&cfg, 1);
+        super::save_params(&dir, &model, 3).unwrap();
+        let good = std::fs::read(super::checkpoint_path(&dir, 3)).unwrap();
+        model.params[5] = f32::NAN;
+        let e = super::save_params(&dir, &model, 3).unwrap_err().to_string();
+        assert!(e.contains("non-finite") && e.contains("element 5"), "{e}");
+        assert_eq!(std::fs::read(super::checkpoint_path(&dir, 3)).unwrap(), good, "the good checkpoint is untouched");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn resume_state_written_before_t2_and_t3_were_tracked_still_loads() {
