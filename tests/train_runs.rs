@@ -281,6 +281,32 @@ fn a_run_of_another_arithmetic_version_is_not_resumed() {
 }
 
 #[test]
+fn an_edited_config_or_another_dtype_is_not_resumed_and_says_which() {
+    let cfg_path = tmpdir("cfg_edit").with_extension("toml");
+    std::fs::write(&cfg_path, SMALL.replace("max_steps = 40", "max_steps = 20")).unwrap();
+    let dir = tmpdir("edited");
+    let train = |args: &[&str]| bin().args(args).output().unwrap();
+    assert!(
+        train(&["train", "--quiet", "--config", cfg_path.to_str().unwrap(), "--out", dir.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let config = std::fs::read_to_string(dir.join("config.toml")).unwrap();
+    let lr = config.lines().find(|l| l.starts_with("lr = ")).unwrap().to_string();
+    std::fs::write(dir.join("config.toml"), config.replace(&lr, "lr = 0.5")).unwrap();
+    let out = train(&["train", "--quiet", "--resume", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("train.lr") && !err.contains("train.batch_size"), "{err}");
+    std::fs::write(dir.join("config.toml"), &config).unwrap();
+    let out = train(&["train", "--quiet", "--resume", dir.to_str().unwrap(), "--dtype", "f64"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("trained in f32"), "{err}");
+    let out = train(&["train", "--quiet", "--resume", dir.to_str().unwrap(), "--dtype", "f32"]);
+    assert!(out.status.success(), "the run's own dtype and config resume: {}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn stop_not_before_t4_holds_the_t1_rule_until_t4_and_stays_a_prefix() {
     let long = small(&["train.max_steps=600", "train.lr=1e-2"]);
     let (_, full) = straight(&long);

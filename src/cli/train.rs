@@ -22,8 +22,9 @@ pub struct Args {
     /// Run directory (default: runs/<config name>).
     #[arg(long)]
     out: Option<PathBuf>,
-    #[arg(long, default_value = "f32", value_parser = super::dtype_parser())]
-    dtype: Dtype,
+    /// f32 (default) or f64; a resumed run keeps the dtype it was started with.
+    #[arg(long, value_parser = super::dtype_parser())]
+    dtype: Option<Dtype>,
     /// Continue the run in this directory bit-exactly from its last checkpoint.
     #[arg(long, conflicts_with_all = ["config", "set", "out", "force"])]
     resume: Option<PathBuf>,
@@ -41,7 +42,16 @@ pub const DEFAULT_MARGIN: u64 = 1000;
 pub fn run(a: Args) -> Result<Outcome> {
     if let Some(dir) = &a.resume {
         let (cfg, dtype) = RunDir::read_config(dir)?;
-        return match dtype.parse::<Dtype>().map_err(|e| Error::format(dir, format!("manifest: {e}")))? {
+        let dtype = dtype.parse::<Dtype>().map_err(|e| Error::format(dir, format!("manifest: {e}")))?;
+        if let Some(asked) = a.dtype.filter(|d| *d != dtype) {
+            return Err(Error::other(format!(
+                "{} was trained in {}; --dtype {} cannot change a resumed run (leave --dtype out)",
+                dir.display(),
+                dtype.name(),
+                asked.name()
+            )));
+        }
+        return match dtype {
             Dtype::F32 => train::<f32>(cfg, dir, true, false, a.quiet),
             Dtype::F64 => train::<f64>(cfg, dir, true, false, a.quiet),
         };
@@ -56,7 +66,7 @@ pub fn run(a: Args) -> Result<Outcome> {
         None => format!("canonical-k{}", cfg.data.k),
     };
     let out = a.out.clone().unwrap_or_else(|| Path::new("runs").join(name));
-    match a.dtype {
+    match a.dtype.unwrap_or(Dtype::F32) {
         Dtype::F32 => train::<f32>(cfg, &out, false, a.force, a.quiet),
         Dtype::F64 => train::<f64>(cfg, &out, false, a.force, a.quiet),
     }

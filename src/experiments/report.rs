@@ -285,25 +285,6 @@ pub fn provenance(runs: &Path, allow_mixed: bool) -> Result<String> {
     Ok(s)
 }
 
-/// The keys whose lines differ between two TOML texts, in order ("train.lr").
-pub fn differing_keys(have: &str, want: &str) -> Vec<String> {
-    let entries = |t: &str| -> std::collections::BTreeMap<String, String> {
-        let mut section = String::new();
-        let mut m = std::collections::BTreeMap::new();
-        for line in t.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-            if let Some(s) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-                section = format!("{s}.");
-            } else if let Some((k, v)) = line.split_once('=') {
-                m.insert(format!("{section}{}", k.trim()), v.trim().to_string());
-            }
-        }
-        m
-    };
-    let (a, b) = (entries(have), entries(want));
-    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    keys.into_iter().filter(|k| a.get(*k) != b.get(*k)).cloned().collect()
-}
-
 /// Runs on disk whose config.toml is not the one their suite asks for (trained by an older
 /// suite definition, or by hand): the report's numbers are theirs, so it says so.
 fn config_drift(plan: &Plan) -> Result<String> {
@@ -314,7 +295,7 @@ fn config_drift(plan: &Plan) -> Result<String> {
             continue;
         }
         let (have, want) = (crate::train::layout::read_config(&dir)?, spec.resolve(&plan.configs)?);
-        let keys = differing_keys(&have.to_toml(), &want.to_toml());
+        let keys = crate::train::inputs::differing_keys(&have.to_toml(), &want.to_toml());
         if !keys.is_empty() {
             lines.push(format!("- {}: {}", spec.name, keys.join(", ")));
         }
@@ -383,14 +364,6 @@ pub fn markdown(scale: Scale, outs: &[SuiteOutcome], mech: &[Mechanism]) -> Stri
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn differing_keys_name_the_section_and_key_and_nothing_that_agrees() {
-        let want = "[data]\nk = 10\n[train]\nlr = 0.001\nsteps = 50000\n";
-        assert!(differing_keys(want, want).is_empty());
-        let have = "# comment\n[data]\nk = 10\n[train]\nlr = 0.002\n";
-        assert_eq!(differing_keys(have, want), vec!["train.lr", "train.steps"]);
-    }
-
     use super::*;
 
     #[test]

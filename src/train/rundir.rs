@@ -34,6 +34,12 @@ pub struct Manifest {
     pub dtype: String,
     pub command: Vec<String>,
     pub started_unix_s: u64,
+    /// The resolved config the run started with, and the sha256 of each input file by config
+    /// key (absent in runs started before they were recorded): `--resume` checks both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_toml: Option<String>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub inputs: std::collections::BTreeMap<String, String>,
 }
 
 fn arithmetic_v1() -> u32 {
@@ -75,6 +81,8 @@ impl Manifest {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
+            config_toml: None,
+            inputs: Default::default(),
         }
     }
 
@@ -197,7 +205,9 @@ impl RunDir {
         }
         std::fs::create_dir_all(super::layout::checkpoints(path)).map_err(|e| Error::io(path, e))?;
         write_atomic(&super::layout::config(path), cfg.to_toml().as_bytes())?;
-        let manifest = serde_json::to_string_pretty(&Manifest::current(dtype)).unwrap();
+        let mut m = Manifest::current(dtype);
+        (m.config_toml, m.inputs) = (Some(cfg.to_toml()), super::inputs::hashes(cfg)?);
+        let manifest = serde_json::to_string_pretty(&m).unwrap();
         write_atomic(&super::layout::manifest(path), manifest.as_bytes())?;
         Self::open(path)
     }
@@ -216,7 +226,9 @@ impl RunDir {
     /// Reopen a run for resuming: load `resume.safetensors` into `trainer` and drop metric
     /// records newer than the resumed step (they are regenerated identically).
     pub fn resume<S: Scalar>(path: &Path, trainer: &mut Trainer<S>) -> Result<Self> {
-        Manifest::read(path)?.check_resumable(path)?;
+        let m = Manifest::read(path)?;
+        m.check_resumable(path)?;
+        super::inputs::check(path, &trainer.cfg, m.config_toml.as_deref(), &m.inputs)?;
         let hp = AdamWParams::of(&trainer.cfg.train);
         let mut opt = AdamW::new(hp, trainer.model.layout.total);
         let (model, state) = load_resume(path, &trainer.cfg.model, &mut opt)?;

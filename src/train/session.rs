@@ -33,6 +33,10 @@ pub enum Open {
 
 /// Train `cfg` in `dir` with scalar type S and return the summary.
 pub fn run_session<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, progress: Box<dyn Progress>) -> Result<Summary> {
+    let cfg = match open {
+        Open::Resume => super::inputs::against_run(cfg, dir),
+        Open::Create { .. } => super::inputs::absolute(cfg)?,
+    };
     let model = weights::init_model::<S>(&cfg.train.init, &cfg.model)?;
     let mut trainer = Trainer::new(cfg, model, Path::new("."))?;
     let mut rundir = match open {
