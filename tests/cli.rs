@@ -293,3 +293,41 @@ fn a_z_length_out_of_range_is_refused_for_every_task_instead_of_hanging() {
         assert!(err.contains("z_length") && err.contains("1..=4"), "{task}: {err}");
     }
 }
+
+#[test]
+fn sizes_too_large_for_the_machine_are_refused_with_the_estimate_before_allocating() {
+    // A fixed limit, so the outcome does not depend on this machine's memory.
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_windtunnel"))
+            .args(args)
+            .env("WINDTUNNEL_MAX_MEMORY", "16G")
+            .output()
+            .unwrap();
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let huge = [
+        "train",
+        "--quiet",
+        "--out",
+        "/tmp/wt-never-created",
+        "--set",
+        "model.d_model=8192",
+        "--set",
+        "model.n_heads=256",
+        "--set",
+        "model.d_head=1024",
+        "--set",
+        "model.d_mlp=65536",
+        "--set",
+        "model.n_layers=64",
+    ];
+    let (code, err) = run(&huge);
+    assert!(code != 0 && err.contains("GB of memory") && err.contains("17.2 GB is available"), "{err}");
+    assert!(!std::path::Path::new("/tmp/wt-never-created").exists(), "refused before creating the run");
+    let out = std::env::temp_dir().join("wt-export-huge.safetensors");
+    let (code, err) =
+        run(&["export", "--out", out.to_str().unwrap(), "--batch-size", "20000", "--set", "data.n_b=10000"]);
+    assert!(code != 0 && err.contains("an export of a batch of 20000 needs about"), "{err}");
+    let (code, err) = run(&["verify", "/dev/zero", "/dev/zero"]);
+    assert!(code != 0 && err.contains("not a regular file"), "{err}");
+}

@@ -169,6 +169,12 @@ impl TensorFile {
 
 /// Read and validate a safetensors file.
 pub fn read(path: &Path) -> Result<TensorFile> {
+    // A device or pipe (/dev/zero) has no size to check and may never end: only regular files.
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::format(path, "not a regular file (a safetensors file is expected)"));
+    }
+    crate::model::memory::check(&format!("reading {}", path.display()), 2 * meta.len() as u128)?;
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     from_bytes(&bytes).map_err(|m| Error::format(path, m))
 }

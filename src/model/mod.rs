@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod layer_norm;
 pub mod linear;
 pub mod loss;
+pub mod memory;
 pub mod params;
 pub mod pass;
 pub mod qkv;

@@ -361,6 +361,9 @@ fn unique_prefix_targets(cfg: &DataConfig, rng: &mut PyRandom, used_a: &mut BTre
 /// `generate_mappings` for any task, z-sharing mode and prefix setting.
 pub fn generate(cfg: &DataConfig) -> Result<Mapping> {
     cfg.validate()?;
+    // About 256 bytes per example: strings, token and label rows, index sets.
+    let d = cfg.n_b as u128 * cfg.k as u128;
+    crate::model::memory::check(&format!("a dataset of D = {d} examples"), 256 * d)?;
     let mut rng = PyRandom::new(cfg.seed);
     let sets = z_sets(cfg, &mut rng);
     let mut used_b = BTreeSet::new();
