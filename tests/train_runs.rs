@@ -307,6 +307,40 @@ fn an_edited_config_or_another_dtype_is_not_resumed_and_says_which() {
 }
 
 #[test]
+fn a_run_killed_before_its_first_resume_state_resumes_from_step_0_with_the_same_bits() {
+    let cfg_path = tmpdir("cfg_early").with_extension("toml");
+    std::fs::write(&cfg_path, SMALL.replace("max_steps = 40", "max_steps = 20")).unwrap();
+    let (straight_dir, dir) = (tmpdir("early_straight"), tmpdir("early_killed"));
+    let train = |args: &[&str]| bin().args(args).output().unwrap();
+    for d in [&straight_dir, &dir] {
+        assert!(
+            train(&["train", "--quiet", "--config", cfg_path.to_str().unwrap(), "--out", d.to_str().unwrap()])
+                .status
+                .success()
+        );
+    }
+    // What a kill in the first moments leaves: config and manifest, no state, a half-written file.
+    for f in ["resume.safetensors", "summary.json", "metrics.jsonl"] {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    std::fs::remove_dir_all(dir.join("checkpoints")).unwrap();
+    std::fs::write(dir.join(".metrics.jsonl.12345.tmp"), b"half").unwrap();
+    let out = train(&["train", "--quiet", "--resume", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let params = |d: &Path| {
+        let f = windtunnel::io::tensors::read(&d.join("checkpoints/step_00000020.safetensors")).unwrap();
+        f.tensors.iter().flat_map(|t| t.to_f64().unwrap()).map(f64::to_bits).collect::<Vec<u64>>()
+    };
+    assert_eq!(params(&dir), params(&straight_dir), "the same final parameters, bit for bit");
+    let records = |d: &Path| strip(&read_metrics(d).unwrap());
+    assert_eq!(records(&dir), records(&straight_dir), "the same records, every eval once");
+    assert!(!dir.join(".metrics.jsonl.12345.tmp").exists(), "the orphan temp file is gone");
+    for d in [&straight_dir, &dir] {
+        std::fs::remove_dir_all(d).ok();
+    }
+}
+
+#[test]
 fn stop_not_before_t4_holds_the_t1_rule_until_t4_and_stays_a_prefix() {
     let long = small(&["train.max_steps=600", "train.lr=1e-2"]);
     let (_, full) = straight(&long);

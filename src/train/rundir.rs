@@ -154,6 +154,18 @@ pub fn summarize(records: &[Record], state: &TrainState, cfg: &RunConfig, d: usi
     }
 }
 
+/// Temp files of writes a kill interrupted (`.<name>.<pid>.tmp`, see `write_atomic`).
+fn remove_orphan_temp_files(run: &Path) {
+    for dir in [run.to_path_buf(), super::layout::checkpoints(run)] {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') && name.ends_with(".tmp") {
+                std::fs::remove_file(e.path()).ok();
+            }
+        }
+    }
+}
+
 /// Writes a run directory as the trainer goes.
 pub struct RunDir {
     pub path: PathBuf,
@@ -229,6 +241,12 @@ impl RunDir {
         let m = Manifest::read(path)?;
         m.check_resumable(path)?;
         super::inputs::check(path, &trainer.cfg, m.config_toml.as_deref(), &m.inputs)?;
+        remove_orphan_temp_files(path);
+        if !super::layout::resume(path).exists() {
+            // Killed before its first resume state: starting over from step 0 gives the same bits.
+            write_atomic(&super::layout::metrics(path), b"")?;
+            return Self::open(path);
+        }
         let hp = AdamWParams::of(&trainer.cfg.train);
         let mut opt = AdamW::new(hp, trainer.model.layout.total);
         let (model, state) = load_resume(path, &trainer.cfg.model, &mut opt)?;
