@@ -1,5 +1,5 @@
 //! The paper's numbers, each stored once, with how the report quotes it and where it comes from
-//! ("spec §8 #3" is row 3 of the spec's table of claims, which names the author's file).
+//! ("spec §8 #3" is row 3 of the table of claims in docs/SPEC.md).
 //! Analyses grade against `value` and show `quote`; the report lists them all (`markdown`).
 
 /// One of the paper's figures.

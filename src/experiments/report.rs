@@ -314,7 +314,7 @@ fn config_drift(plan: &Plan) -> Result<String> {
 pub fn markdown(scale: Scale, outs: &[SuiteOutcome], mech: &[Mechanism]) -> String {
     let mut s = format!(
         "# windtunnel replication report — `{}` scale\n\nwindtunnel {}. Paper: *Marginals Before Conditionals* (arXiv 2603.10074); \
-         paper numbers and their sources: `paper_spec.md` §8–§9. Verdicts: **replicated** (same direction, magnitude within the stated \
+         the protocol: docs/SPEC.md; the paper's numbers and their sources: the last section. Verdicts: **replicated** (same direction, magnitude within the stated \
          tolerance), **differs** (same direction, other magnitude), **not replicated** (absent or reversed), **incomplete** (runs or probes \
          still missing).{}\n\n## Claims\n\n",
         scale.name(),
