@@ -129,6 +129,7 @@ impl RunData {
         let cfg = spec.resolve(configs)?;
         let dir = runs.join(&spec.name);
         let records = crate::train::layout::read_metrics(&dir)?;
+        crate::train::layout::check_metrics(&dir, &records, cfg.train.eval_every)?;
         let summary = crate::train::layout::read_summary(&dir).ok();
         let taus = taus(&records, cfg.data.k);
         let train_seconds = match &summary {

@@ -29,6 +29,7 @@ impl RunView {
         let cfg = layout::read_config(dir)
             .map_err(|e| Error::other(format!("{e}; give --run a directory made by `windtunnel train`")))?;
         let records = layout::read_metrics(dir)?;
+        layout::check_metrics(dir, &records, cfg.train.eval_every)?;
         let taus = taus(&records, cfg.data.k);
         let steps = layout::checkpoint_steps(dir);
         if steps.is_empty() {

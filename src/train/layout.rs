@@ -101,6 +101,28 @@ pub fn read_metrics(run: &Path) -> Result<Vec<super::Record>> {
         .collect()
 }
 
+/// Records are at eval_every, 2·eval_every, … (the last may be a shorter stop): a missing one
+/// would move a waiting time silently, so it is an error naming the gap.
+pub fn check_metrics(run: &Path, records: &[super::Record], eval_every: u64) -> Result<()> {
+    let n = records.len();
+    for (i, r) in records.iter().enumerate() {
+        let want = (i as u64 + 1) * eval_every;
+        let last_ok = i + 1 == n && r.step > want - eval_every && r.step < want;
+        if r.step != want && !last_ok {
+            let after = if i == 0 { 0 } else { records[i - 1].step };
+            return Err(Error::format(
+                &metrics(run),
+                format!(
+                    "no record between steps {after} and {} (evals every {eval_every}): its waiting times would be \
+                     wrong. Resume the run (--resume rewrites the records after its last state) or train it again",
+                    r.step
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The steps that have a parameter checkpoint, ascending.
 pub fn checkpoint_steps(run: &Path) -> Vec<u64> {
     let mut steps: Vec<u64> = std::fs::read_dir(checkpoints(run))
@@ -126,6 +148,21 @@ pub fn read_summary(run: &Path) -> Result<super::rundir::Summary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_metric_record_is_an_error_naming_the_gap() {
+        let recs = |steps: &[u64]| {
+            steps.iter().map(|&step| super::super::Record { step, ..Default::default() }).collect::<Vec<_>>()
+        };
+        let run = Path::new("r");
+        assert!(check_metrics(run, &recs(&[50, 100, 150]), 50).is_ok());
+        assert!(check_metrics(run, &recs(&[50, 100, 120]), 50).is_ok(), "a stop between evals ends the log");
+        assert!(check_metrics(run, &recs(&[]), 50).is_ok());
+        let e = check_metrics(run, &recs(&[50, 150, 200]), 50).unwrap_err().to_string();
+        assert!(e.contains("between steps 50 and 150"), "{e}");
+        assert!(check_metrics(run, &recs(&[100, 150]), 50).is_err(), "the first eval is missing");
+        assert!(check_metrics(run, &recs(&[50, 100, 100]), 50).is_err(), "a repeated record");
+    }
 
     #[test]
     fn readers_find_what_the_names_say_and_reject_what_is_not_a_run() {
