@@ -31,7 +31,27 @@ impl Error {
     pub fn other(message: impl Into<String>) -> Self {
         Error::Other(message.into())
     }
+
+    /// The process exit code for this error (1 is a failed check, not an error): 2 bad usage (an
+    /// argument or a config value), 3 a file that could not be read, written or parsed, 4 refused
+    /// or failed for another reason (a run locked by another process, an existing run, sbatch …).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Config { .. } => EXIT_USAGE,
+            Error::Io { .. } | Error::Format { .. } => EXIT_FILE,
+            Error::Other(_) => EXIT_OTHER,
+        }
+    }
 }
+
+/// Exit code of a failed check (`verify` found differences, `gradcheck` above tolerance …).
+pub const EXIT_CHECK_FAILED: u8 = 1;
+/// Exit code of bad usage: clap's own errors and invalid config values.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code of an I/O or file-format error.
+pub const EXIT_FILE: u8 = 3;
+/// Exit code of any other failure.
+pub const EXIT_OTHER: u8 = 4;
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

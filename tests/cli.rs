@@ -125,7 +125,7 @@ fn replicate_works_from_any_directory_with_the_built_in_configs() {
     // Edited configs: a directory without them is an error naming the file.
     let (code, _, err) =
         run(&["replicate", "plateau", "--scale", "paper", "--out", "r", "--list", "--configs", "/nonexistent"]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 3, "an I/O error: {err}");
     assert!(err.contains("/nonexistent/zlen1_k10.toml"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -175,12 +175,12 @@ fn replicate_slurm_errors_name_the_problem() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(out.status.code(), Some(4), "could not run: {err}");
     assert!(err.contains("`sbatch` is not on PATH"), "{err}");
     // A results directory that cannot be created.
     let (code, _, err) = run(&["replicate", "batch", "--out", "/proc/nope", "--executor", "slurm", "--dry-run"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("results directory /proc/nope cannot be created"), "{err}");
+    assert_eq!(code, 3, "an I/O error: {err}");
+    assert!(err.contains("/proc/nope: results directory cannot be created"), "{err}");
     // An unknown suite.
     let (code, _, err) = run(&["replicate", "bogus", "--executor", "slurm", "--dry-run"]);
     assert_eq!(code, 2);
@@ -217,7 +217,7 @@ fn train_refuses_a_run_another_host_is_training() {
     let lock = dir.with_extension("lock");
     std::fs::write(&lock, "node-9 12345").unwrap();
     let (code, _, err) = run(&["train", "--out", dir.to_str().unwrap(), "--set", "train.max_steps=2"]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 4, "refused: {err}");
     assert!(err.contains("node-9") && err.contains("12345"), "{err}");
     assert!(!dir.exists(), "nothing written");
     assert_eq!(std::fs::read_to_string(&lock).unwrap(), "node-9 12345");
@@ -230,7 +230,7 @@ fn train_force_never_deletes_a_directory_that_is_not_a_run() {
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(dir.join("thesis.tex"), "years of work").unwrap();
     let (code, _, err) = run(&["train", "--out", dir.to_str().unwrap(), "--force", "--set", "train.max_steps=2"]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 4, "refused: {err}");
     assert!(err.contains("not one") && err.contains("no run manifest") && err.contains("Nothing was deleted"), "{err}");
     assert_eq!(std::fs::read_to_string(dir.join("thesis.tex")).unwrap(), "years of work");
     assert!(dir.join("sub").is_dir());
@@ -241,7 +241,7 @@ fn train_force_never_deletes_a_directory_that_is_not_a_run() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(out.status.code(), Some(4), "refused: {err}");
     assert!(err.contains("Nothing was deleted"), "{err}");
     assert!(dir.join("thesis.tex").exists());
     // A run directory with a stranger's file in it is not deleted either.
@@ -250,7 +250,7 @@ fn train_force_never_deletes_a_directory_that_is_not_a_run() {
     assert_eq!(code, 0, "{err}");
     std::fs::write(run_dir.join("notes.txt"), "mine").unwrap();
     let (code, _, err) = run(&["train", "--out", run_dir.to_str().unwrap(), "--force", "--set", "train.max_steps=2"]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 4, "refused: {err}");
     assert!(err.contains("notes.txt"), "{err}");
     std::fs::remove_file(run_dir.join("notes.txt")).unwrap();
     let (code, _, err) =

@@ -85,12 +85,12 @@ fn bad_files_give_clear_errors_not_panics() {
             [vec!["verify", s(&good), s(bad)], vec!["export", "--init", s(bad), "--out", s(&tmp("x.safetensors"))]]
         {
             let (code, _, err) = run(&args);
-            assert_eq!(code, 2, "{args:?}: {err}");
+            assert_eq!(code, 3, "a format error: {args:?}: {err}");
             assert!(err.contains("not a") && err.contains(s(bad)) && !err.contains("panicked"), "{err}");
         }
     }
     let (code, _, err) = run(&["verify", s(&good), "/nonexistent/file.safetensors"]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 3, "an I/O error");
     assert!(err.contains("No such file"), "{err}");
 
     // A weights file of another config.
@@ -98,11 +98,11 @@ fn bad_files_give_clear_errors_not_panics() {
     let (code, _, err) = run(&["export", "--set", "model.n_layers=2", "--batch-size", "2", "--out", s(&small)]);
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = run(&["export", "--init", s(&small), "--out", s(&tmp("y.safetensors"))]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 3, "a format error: {err}");
     assert!(err.contains("another config") && err.contains("n_layers=2"), "{err}");
     // A batch file without labels.
     let (code, _, err) = run(&["export", "--batch", s(&tmp("y.safetensors")), "--out", s(&tmp("z.safetensors"))]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 3, "no such file: {err}");
     assert!(!err.contains("panicked"), "{err}");
 }
 

@@ -188,7 +188,7 @@ fn an_existing_run_directory_is_never_overwritten_without_force() {
     assert!(run(&[]).status.success());
     let metrics = std::fs::read(dir.join("metrics.jsonl")).unwrap();
     let second = run(&[]);
-    assert_eq!(second.status.code(), Some(2));
+    assert_eq!(second.status.code(), Some(4), "refused");
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(err.contains("already exists") && err.contains("--resume") && err.contains("--force"), "{err}");
     assert_eq!(std::fs::read(dir.join("metrics.jsonl")).unwrap(), metrics, "untouched");
@@ -214,7 +214,7 @@ fn divergence_stops_with_a_clear_message_and_keeps_the_last_good_checkpoint() {
         .args(["--set", &format!("train.init={:?}", init.to_str().unwrap())])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(4), "failed");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("diverged at step 0") && err.contains("last good checkpoint"), "{err}");
     assert!(!err.contains("panicked"));

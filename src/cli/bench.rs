@@ -25,9 +25,8 @@ pub struct Args {
     /// Time the matrix products at the model's shapes instead of a training step.
     #[arg(long)]
     kernels: bool,
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    out: super::Output,
 }
 
 /// Model FLOPs per training step: 6 · parameters · tokens (forward 2, backward 4), the
@@ -112,9 +111,8 @@ fn bench<S: Scalar>(a: &Args) -> Result<Outcome> {
         "reference_gflop_per_step": reference / 1e9, "reference_gflops": reference / median / 1e9,
     });
     out.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
-    if a.json {
-        println!("{out}");
-    } else {
+    a.out.emit(&out);
+    if a.out.text() {
         print_machine(&out);
         println!(
             "windtunnel {} batch {} ({} timed steps, eval every {}): median {:.1} ms/step, mean {:.1} ms, {:.1} steps/s",
@@ -176,9 +174,8 @@ fn kernels<S: Scalar>(a: &Args) -> Result<Outcome> {
     out["impl"] = "windtunnel".into();
     out["dtype"] = S::NAME.into();
     out["kernels_at_model_shapes"] = rows.clone().into();
-    if a.json {
-        println!("{out}");
-    } else {
+    a.out.emit(&out);
+    if a.out.text() {
         print_machine(&out);
         for r in rows {
             println!(

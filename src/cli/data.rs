@@ -50,6 +50,8 @@ pub struct Args {
     /// Write the training set as safetensors: `tokens` and `labels` int64 [D, T] in train order.
     #[arg(long)]
     out_tensors: Option<PathBuf>,
+    #[command(flatten)]
+    output: super::Output,
 }
 
 /// CLI flag of a data config field, for error messages.
@@ -93,8 +95,12 @@ pub fn run(a: Args) -> Result<Outcome> {
         label_noise_prob: a.label_noise,
         probe_fraction: 0.0,
     };
+    let out = a.output;
     if a.enforce_unique_first_char && !task.b_first() {
-        eprintln!("note: --enforce-unique-first-char has no effect for {} (as in the author's generator)", task.name());
+        out.note(format!(
+            "note: --enforce-unique-first-char has no effect for {} (as in the author's generator)",
+            task.name()
+        ));
     }
     let mapping = generate(&cfg).map_err(|e| match e {
         Error::Config { field, message } if !flag(&field).is_empty() => {
@@ -103,22 +109,17 @@ pub fn run(a: Args) -> Result<Outcome> {
         e => e,
     })?;
     if cfg.task.has_z() && cfg.effective_z_length() != cfg.z_length {
-        eprintln!(
+        out.note(format!(
             "note: z_length lengthened {} → {} (as the author's generator does)",
             cfg.z_length,
             cfg.effective_z_length()
-        );
+        ));
     }
     let train = train_split(&mapping);
-    println!("sha_gen {}", sha_gen(&mapping));
-    println!("sha_train {}", sha_train(&train));
-    if train.n_noisy > 0 {
-        println!("sha_trained_targets {}", sha_trained_targets(&train));
-        eprintln!("label noise: {}/{} training targets replaced", train.n_noisy, train.len());
-    }
+    print_hashes(out, &cfg, &mapping, &train);
     if let Some(path) = a.out {
         write_jsonl(&path, &train).map_err(|e| Error::io(&path, e))?;
-        eprintln!("wrote {} examples to {}", train.len(), path.display());
+        out.note(format!("wrote {} examples to {}", train.len(), path.display()));
     }
     if let Some(path) = a.out_tensors {
         let (d, t) = (train.len(), train.seq_len());
@@ -126,9 +127,29 @@ pub fn run(a: Args) -> Result<Outcome> {
         let labels = train.encoded.iter().flat_map(|e| e.labels.iter().map(|&x| x as i64)).collect();
         let ts = [Tensor::i64("tokens", vec![d, t], tokens), Tensor::i64("labels", vec![d, t], labels)];
         tensors::write(&path, &ts, None)?;
-        eprintln!("wrote tokens/labels [{d}, {t}] to {}", path.display());
+        out.note(format!("wrote tokens/labels [{d}, {t}] to {}", path.display()));
     }
     Ok(Outcome::Ok)
+}
+
+/// The data's hashes (the author's `sha_gen`, `sha_train`, and with label noise the trained targets').
+fn print_hashes(out: super::Output, cfg: &DataConfig, mapping: &crate::task::Mapping, train: &crate::task::TrainSet) {
+    let noisy = (train.n_noisy > 0).then(|| sha_trained_targets(train));
+    out.emit(&serde_json::json!({
+        "sha_gen": sha_gen(mapping), "sha_train": sha_train(train), "sha_trained_targets": noisy,
+        "examples": train.len(), "noisy": train.n_noisy, "k": cfg.k, "n_b": cfg.n_b,
+        "z_length": cfg.effective_z_length(),
+    }));
+    if out.text() {
+        println!("sha_gen {}", sha_gen(mapping));
+        println!("sha_train {}", sha_train(train));
+        if let Some(h) = &noisy {
+            println!("sha_trained_targets {h}");
+        }
+    }
+    if train.n_noisy > 0 {
+        out.note(format!("label noise: {}/{} training targets replaced", train.n_noisy, train.len()));
+    }
 }
 
 fn write_jsonl(path: &std::path::Path, train: &crate::task::TrainSet) -> std::io::Result<()> {

@@ -32,9 +32,11 @@ pub struct Args {
     /// Also write activations as cache.<TL hook name>.
     #[arg(long)]
     hooks: bool,
-    /// Output safetensors file.
+    /// Output file (safetensors; a file path, not a directory).
     #[arg(long)]
     out: PathBuf,
+    #[command(flatten)]
+    output: super::Output,
 }
 
 pub fn run(a: Args) -> Result<Outcome> {
@@ -73,13 +75,17 @@ fn write<S: Scalar>(a: &Args, cfg: &RunConfig, init: &str, batch: &Batch) -> Res
         tensors::Values::F64(v) => v[0],
         _ => f64::NAN,
     };
-    eprintln!(
+    a.output.emit(&serde_json::json!({
+        "file": a.out, "tensors": ts.len(), "examples": batch.batch_size, "positions": batch.seq_len,
+        "dtype": S::NAME, "loss": loss,
+    }));
+    a.output.note(format!(
         "wrote {} tensors ({} examples × {} positions, {}, loss {loss:.6}) to {}",
         ts.len(),
         batch.batch_size,
         batch.seq_len,
         S::NAME,
         a.out.display()
-    );
+    ));
     Ok(Outcome::Ok)
 }

@@ -24,6 +24,8 @@ pub struct Args {
     /// Fail above this relative error.
     #[arg(long, default_value_t = TOLERANCE)]
     tolerance: f64,
+    #[command(flatten)]
+    out: super::Output,
 }
 
 /// Read the `[model]` table of a TOML file (other tables are ignored here).
@@ -31,7 +33,13 @@ pub fn model_config_from_file(path: &PathBuf) -> Result<ModelConfig> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let value: toml::Table = toml::from_str(&text).map_err(|e| Error::format(path, e.to_string()))?;
     let cfg: ModelConfig = match value.get("model") {
-        Some(m) => m.clone().try_into().map_err(|e: toml::de::Error| Error::format(path, format!("[model]: {e}")))?,
+        Some(toml::Value::Table(m)) => {
+            crate::config::keys::check_table("model", m, crate::config::keys::field_names::<ModelConfig>())?;
+            toml::Value::Table(m.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| Error::config("model", e.to_string()))?
+        }
+        Some(_) => return Err(Error::config("model", "must be a table [model]")),
         None => ModelConfig::canonical(),
     };
     cfg.validate()?;
@@ -60,13 +68,22 @@ pub fn run(a: Args) -> Result<Outcome> {
     } else {
         gradcheck::directional(&model, &batch, a.seed)
     };
-    println!("{:<36} {:>24} {:>24} {:>10}", "tensor", "analytic", "finite_difference", "rel_err");
-    for r in &report.rows {
-        println!("{:<36} {:>24.16e} {:>24.16e} {:>10.2e}", r.name, r.analytic, r.numeric, r.rel_err);
-    }
     let max = report.max_rel_err();
-    println!("max_rel_err {max:.3e}");
-    if report.passed(a.tolerance) {
+    let passed = report.passed(a.tolerance);
+    a.out.emit(&serde_json::json!({
+        "passed": passed, "max_rel_err": max, "tolerance": a.tolerance,
+        "rows": report.rows.iter().map(|r| serde_json::json!({
+            "name": r.name, "analytic": r.analytic, "finite_difference": r.numeric, "rel_err": r.rel_err,
+        })).collect::<Vec<_>>(),
+    }));
+    if a.out.text() {
+        println!("{:<36} {:>24} {:>24} {:>10}", "tensor", "analytic", "finite_difference", "rel_err");
+        for r in &report.rows {
+            println!("{:<36} {:>24.16e} {:>24.16e} {:>10.2e}", r.name, r.analytic, r.numeric, r.rel_err);
+        }
+        println!("max_rel_err {max:.3e}");
+    }
+    if passed {
         Ok(Outcome::Ok)
     } else {
         eprintln!("gradient check FAILED: max_rel_err {max:.3e} > tolerance {:.1e}", a.tolerance);

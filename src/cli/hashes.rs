@@ -6,6 +6,8 @@ pub struct Args {
     /// Scalar type of the computation.
     #[arg(long, default_value = "f32", value_parser = super::dtype_parser())]
     dtype: Dtype,
+    #[command(flatten)]
+    out: super::Output,
 }
 
 pub fn run(a: Args) -> crate::Result<Outcome> {
@@ -13,6 +15,12 @@ pub fn run(a: Args) -> crate::Result<Outcome> {
         Dtype::F32 => fixture_hashes::<f32>(),
         Dtype::F64 => fixture_hashes::<f64>(),
     };
-    print!("{}", render(&rows));
+    let hashes: Vec<_> = rows.iter().map(|(name, hash)| serde_json::json!({"name": name, "hash": hash})).collect();
+    a.out.emit(&serde_json::json!({
+        "arithmetic": crate::numerics::ARITHMETIC, "dtype": a.dtype.name(), "hashes": hashes,
+    }));
+    if a.out.text() {
+        print!("{}", render(&rows));
+    }
     Ok(Outcome::Ok)
 }

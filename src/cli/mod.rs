@@ -5,6 +5,7 @@ mod data;
 mod export;
 mod gradcheck;
 mod hashes;
+mod output;
 mod probe;
 mod replicate;
 mod train;
@@ -67,15 +68,16 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::CheckFailed) => ExitCode::from(1),
+        Ok(Outcome::CheckFailed) => ExitCode::from(crate::error::EXIT_CHECK_FAILED),
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            ExitCode::from(e.exit_code())
         }
     }
 }
 
 pub use crate::numerics::Dtype;
+pub use output::Output;
 
 /// A count that must be at least 1 (`--groups 0` or `--batch-size 0` would index or divide by nothing).
 fn positive(s: &str) -> Result<usize, String> {

@@ -51,9 +51,6 @@ pub struct Args {
     /// training (step and last metrics), failed (the error), interrupted, not started.
     #[arg(long, visible_alias = "status")]
     list: bool,
-    /// With --list: one JSON object with each unit, its command, state and steps.
-    #[arg(long, requires = "list")]
-    json: bool,
     /// Print one command line per unfinished unit of work (for GNU parallel or any scheduler), then exit.
     #[arg(long)]
     list_commands: bool,
@@ -73,6 +70,10 @@ pub struct Args {
     allow_mixed_arithmetic: bool,
     #[command(flatten)]
     slurm: SlurmArgs,
+    /// `--json`: with --list, each unit, its command, state and steps; otherwise the report.json
+    /// written. `--quiet`: no progress, only failures.
+    #[command(flatten)]
+    output: super::Output,
 }
 
 /// Options of `--executor slurm`.
@@ -139,8 +140,7 @@ pub fn run(a: Args) -> Result<Outcome> {
     }
     if a.report_only {
         let path = crate::experiments::report::write_report(&plan, false)?;
-        eprintln!("report → {}", path.display());
-        return Ok(Outcome::Ok);
+        return reported(&path, a.output);
     }
     if a.probes_only {
         check_only(&a.only, plan.probe_pairs().into_iter().map(|(_, n)| n).collect(), "probe units")?;
@@ -170,8 +170,8 @@ fn list(plan: &Plan, a: &Args) -> Result<Outcome> {
         }
         return Ok(Outcome::Ok);
     }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "units": units })).expect("serialises"));
+    if a.output.json {
+        a.output.emit(&serde_json::json!({ "units": units }));
         return Ok(Outcome::Ok);
     }
     for u in &units {
@@ -216,30 +216,44 @@ fn run_local(plan: &Plan, a: &Args) -> Result<Outcome> {
     let jobs = a.jobs.unwrap_or(if n_runs >= 2 { cores.min(2) } else { 1 }).clamp(1, n_runs.max(1));
     let env_threads = std::env::var("RAYON_NUM_THREADS").ok().and_then(|t| t.parse::<usize>().ok());
     let threads = a.threads.map(|t| t as usize).or(env_threads).unwrap_or((cores / jobs).max(1));
-    eprintln!(
+    let out = a.output;
+    out.note(format!(
         "{} runs for {} at {} scale → {} ({jobs} at a time, {threads} thread(s) each)",
         n_runs,
         plan.suites.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
         plan.scale.name(),
         runs_dir.display()
-    );
+    ));
     let t0 = Instant::now();
-    let done = execute(&specs, &plan.configs, &runs_dir, jobs, threads, &|name| Box::new(Lines::new(name)));
-    let failed = report_runs(&done);
-    eprintln!("runs finished in {:.0} s", t0.elapsed().as_secs_f64());
+    let done = execute(&specs, &plan.configs, &runs_dir, jobs, threads, &|name| Box::new(Lines::new(name, out.quiet)));
+    let failed = report_runs(&done, out);
+    out.note(format!("runs finished in {:.0} s", t0.elapsed().as_secs_f64()));
     if a.runs_only || !a.only.is_empty() {
         return Ok(if failed == 0 { Outcome::Ok } else { Outcome::CheckFailed });
     }
     let t1 = Instant::now();
     let path = crate::experiments::report::write_report(plan, true)?;
-    eprintln!("analysis and probes: {:.0} s; report → {}", t1.elapsed().as_secs_f64(), path.display());
+    out.note(format!("analysis and probes: {:.0} s", t1.elapsed().as_secs_f64()));
+    reported(&path, out)?;
     Ok(if failed == 0 { Outcome::Ok } else { Outcome::CheckFailed })
 }
 
-fn report_runs(done: &[Done]) -> usize {
+/// Where the report went (text), or the report.json written (`--json`).
+fn reported(md: &std::path::Path, out: super::Output) -> Result<Outcome> {
+    if out.json {
+        let path = md.with_file_name("report.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        println!("{}", text.trim_end());
+    }
+    out.note(format!("report → {}", md.display()));
+    Ok(Outcome::Ok)
+}
+
+fn report_runs(done: &[Done], out: super::Output) -> usize {
     let mut failed = 0;
     for d in done {
         match &d.result {
+            Ok(_) if out.quiet => {}
             Ok(s) => eprintln!(
                 "  {:<24} {} {:>6} steps  T1 {:>6}  {}",
                 d.name,
@@ -257,22 +271,25 @@ fn report_runs(done: &[Done]) -> usize {
     failed
 }
 
-/// Plain progress lines: start, every 1000 steps, and the step where T1 is crossed.
+/// Plain progress lines: the start and every 1000 steps (none with --quiet).
 struct Lines {
     name: String,
     t0: Instant,
     last: u64,
-    t1_seen: bool,
+    quiet: bool,
 }
 
 impl Lines {
-    fn new(name: &str) -> Self {
-        Lines { name: name.to_string(), t0: Instant::now(), last: 0, t1_seen: false }
+    fn new(name: &str, quiet: bool) -> Self {
+        Lines { name: name.to_string(), t0: Instant::now(), last: 0, quiet }
     }
 }
 
 impl Progress for Lines {
     fn start(&mut self, step: u64, max_steps: u64) {
+        if self.quiet {
+            return;
+        }
         eprintln!(
             "[{}] {} at step {step} of at most {max_steps}",
             self.name,
@@ -282,7 +299,7 @@ impl Progress for Lines {
     }
     fn record(&mut self, r: &Record) {
         let cand = r.candidate_loss.unwrap_or(f64::NAN);
-        if r.step >= self.last + 1000 {
+        if r.step >= self.last + 1000 && !self.quiet {
             self.last = r.step;
             eprintln!(
                 "[{}] step {:>6}  loss {:.3}  cand {:.3}  Δz {:+.3}  ({:.0} s)",
@@ -294,6 +311,5 @@ impl Progress for Lines {
                 self.t0.elapsed().as_secs_f64()
             );
         }
-        let _ = &mut self.t1_seen;
     }
 }

@@ -31,9 +31,8 @@ pub struct Args {
     /// Delete an existing run directory and start over.
     #[arg(long)]
     force: bool,
-    /// No progress display.
-    #[arg(long)]
-    quiet: bool,
+    #[command(flatten)]
+    output: super::Output,
 }
 
 /// Steps after T1 at which the default run (no --config) stops.
@@ -52,8 +51,8 @@ pub fn run(a: Args) -> Result<Outcome> {
             )));
         }
         return match dtype {
-            Dtype::F32 => train::<f32>(cfg, dir, true, false, a.quiet),
-            Dtype::F64 => train::<f64>(cfg, dir, true, false, a.quiet),
+            Dtype::F32 => train::<f32>(cfg, dir, true, false, a.output),
+            Dtype::F64 => train::<f64>(cfg, dir, true, false, a.output),
         };
     }
     let mut overrides = a.set.clone();
@@ -67,14 +66,14 @@ pub fn run(a: Args) -> Result<Outcome> {
     };
     let out = a.out.clone().unwrap_or_else(|| Path::new("runs").join(name));
     match a.dtype.unwrap_or(Dtype::F32) {
-        Dtype::F32 => train::<f32>(cfg, &out, false, a.force, a.quiet),
-        Dtype::F64 => train::<f64>(cfg, &out, false, a.force, a.quiet),
+        Dtype::F32 => train::<f32>(cfg, &out, false, a.force, a.output),
+        Dtype::F64 => train::<f64>(cfg, &out, false, a.force, a.output),
     }
 }
 
-fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, quiet: bool) -> Result<Outcome> {
+fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, out: super::Output) -> Result<Outcome> {
     let tc = &cfg.train;
-    eprintln!(
+    out.note(format!(
         "{} {} K={} ({}; n_b={}, batch {}, lr {:e}, {:?}{}) → {}",
         if resume { "resuming" } else { "training" },
         cfg.data.task.name(),
@@ -86,7 +85,8 @@ fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, quiet
         tc.schedule,
         tc.grad_clip.map(|c| format!(", clip {c}")).unwrap_or_default(),
         dir.display()
-    );
+    ));
+    let quiet = !out.text();
     let interactive = !quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
     let progress = Bar::new(interactive, quiet, crate::train::tau::Thresholds::new(cfg.data.k).ln_k, tc.eval_every);
     let bar = progress.bar.clone();
@@ -95,7 +95,11 @@ fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, quiet
     let _lock = crate::train::lock::RunLock::acquire(dir)?;
     let result = run_session::<S>(cfg, dir, open, Box::new(progress));
     bar.finish_and_clear();
-    print_summary(dir, &result?);
+    let summary = result?;
+    out.emit(&serde_json::json!({ "run": dir, "summary": summary }));
+    if out.text() {
+        print_summary(dir, &summary);
+    }
     Ok(Outcome::Ok)
 }
 

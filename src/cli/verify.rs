@@ -1,7 +1,8 @@
 use super::Outcome;
-use crate::check::compare::{CompareOpts, FLOOR_FRACTION, compare};
+use crate::check::compare::{CompareOpts, Comparison, FLOOR_FRACTION, compare};
 use crate::error::Result;
 use crate::io::tensors;
+use serde_json::json;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -24,9 +25,8 @@ pub struct Args {
     /// to skip what cannot or need not be compared; anything else not compared fails.
     #[arg(long, value_delimiter = ',')]
     exclude: Vec<String>,
-    /// Print only failing tensors and the summary.
-    #[arg(long)]
-    quiet: bool,
+    #[command(flatten)]
+    out: super::Output,
 }
 
 /// A tolerance: finite and ≥ 0 (a NaN tolerance would pass everything).
@@ -43,10 +43,30 @@ pub fn run(a: Args) -> Result<Outcome> {
     let o = tensors::read(&a.other)?;
     let opts = CompareOpts { rtol: a.rtol, atol: a.atol, prefixes: a.keys.clone(), exclude: a.exclude.clone() };
     let cmp = compare(&r, &o, &opts);
+    let passed = cmp.passed() && !cmp.rows.is_empty();
+    a.out.emit(&json!({
+        "passed": passed, "compared": cmp.rows.len(), "failed": cmp.failures(),
+        "rtol": a.rtol, "atol": a.atol,
+        "tensors": cmp.rows.iter().map(|r| json!({
+            "name": r.name, "shape": r.shape, "max_abs": r.max_abs, "max_rel": r.max_rel,
+            "pass": r.pass, "note": r.note,
+        })).collect::<Vec<_>>(),
+        "missing_in_other": cmp.missing_in_other, "only_in_other": cmp.only_in_other,
+    }));
+    if !a.out.json {
+        print_table(&cmp, &a, passed);
+    }
+    Ok(if passed { Outcome::Ok } else { Outcome::CheckFailed })
+}
+
+/// The table: every tensor (only failing ones with --quiet), then the one-line result.
+fn print_table(cmp: &Comparison, a: &Args, passed: bool) {
     let width = cmp.rows.iter().map(|r| r.name.len()).max().unwrap_or(6).max(6);
-    println!("{:<width$}  {:<16}  {:>10}  {:>10}  status", "tensor", "shape", "max_abs", "max_rel");
+    if a.out.text() {
+        println!("{:<width$}  {:<16}  {:>10}  {:>10}  status", "tensor", "shape", "max_abs", "max_rel");
+    }
     for row in &cmp.rows {
-        if a.quiet && row.pass {
+        if a.out.quiet && row.pass {
             continue;
         }
         let status = if row.pass { "ok" } else { "FAIL" };
@@ -62,11 +82,14 @@ pub fn run(a: Args) -> Result<Outcome> {
     for m in &cmp.missing_in_other {
         println!("{m:<width$}  missing in {}  FAIL", a.other.display());
     }
-    if !cmp.only_in_other.is_empty() {
+    if !cmp.only_in_other.is_empty() && a.out.text() {
         let shown: Vec<&str> = cmp.only_in_other.iter().take(6).map(|s| s.as_str()).collect();
         let more = cmp.only_in_other.len().saturating_sub(shown.len());
         let more = if more > 0 { format!(" and {more} more") } else { String::new() };
         println!("only in {} (not compared): {}{more}", a.other.display(), shown.join(", "));
+    }
+    if a.out.quiet && passed {
+        return;
     }
     println!(
         "{} tensors compared, {} failed (rtol {:.1e}, atol {:.1e}; max_rel floor = {FLOOR_FRACTION:.0e} × max|ref| per tensor)",
@@ -75,5 +98,4 @@ pub fn run(a: Args) -> Result<Outcome> {
         a.rtol,
         a.atol
     );
-    Ok(if cmp.passed() && !cmp.rows.is_empty() { Outcome::Ok } else { Outcome::CheckFailed })
 }

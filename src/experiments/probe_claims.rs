@@ -100,6 +100,15 @@ fn snap_groups(scale: Scale) -> usize {
 
 /// Collective: fewer than 20% of groups learned at τ/2 and at least 30 points more by 1.5τ;
 /// replicated when the 10%→80% window is also at most 0.8τ (the paper's is ≤ 0.55τ).
+/// Random walk then coherent descent: the post-τ cosine above the plateau's; replicated when the
+/// plateau's is below 0.3 and the rise over 0.2. A phase that was not measured fails the claim.
+pub fn displacement_verdict(plateau: Option<f64>, post: Option<f64>) -> Verdict {
+    match (plateau, post) {
+        (Some(pc), Some(oc)) => Verdict::grade(oc > pc, pc < 0.3 && oc - pc > 0.2),
+        _ => Verdict::NotReplicated,
+    }
+}
+
 pub fn snap_verdict(at_half: f64, at_late: f64, window: Option<f64>) -> Verdict {
     let direction = at_half < 0.2 && at_late > at_half + 0.3;
     Verdict::grade(direction, direction && window.is_some_and(|w| w <= 0.8))
@@ -318,17 +327,23 @@ pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
             continue;
         };
         let rep: DisplacementReport = rep;
-        let ph = |n: &str| rep.phases.iter().find(|p| p.phase == n).map_or((f64::NAN, 0), |p| (p.cosine_mean, p.n));
+        let ph = |n: &str| rep.phases.iter().find(|p| p.phase == n).map_or((None, 0), |p| (p.cosine_mean, p.n));
         let ((pc, pn), (qc, qn), (oc, on)) = (ph("plateau"), ph("pre-transition"), ph("post"));
+        let c = |x: Option<f64>| x.map_or("–".into(), |x| format!("{x:+.3}"));
         rows.push(Row::new(
             &claim,
             paper,
             format!(
-                "cos: plateau {pc:+.3} (n {pn}), pre {qc:+.3} (n {qn}), post {oc:+.3} (n {on}); τ = {} ({})",
-                rep.tau, rep.tau_definition
+                "cos: plateau {} (n {pn}), pre {} (n {qn}), post {} (n {on}); τ = {} ({})",
+                c(pc),
+                c(qc),
+                c(oc),
+                rep.tau,
+                rep.tau_definition
             ),
-            Verdict::grade(oc > pc, pc < 0.3 && oc - pc > 0.2),
-            "cosine between consecutive 200-step weight displacements, phase means",
+            displacement_verdict(pc, oc),
+            "cosine between consecutive 200-step weight displacements, phase means; a phase without \
+             displacements cannot show the claim",
         ));
         series.push(Series::line(
             format!("K = {}", r.k()),
@@ -339,8 +354,8 @@ pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
                 r.k().to_string(),
                 p.phase.clone(),
                 p.n.to_string(),
-                format!("{:.3}", p.norm_mean),
-                format!("{:+.3}", p.cosine_mean),
+                p.norm_mean.map_or("–".into(), |x| format!("{x:.3}")),
+                p.cosine_mean.map_or("–".into(), |x| format!("{x:+.3}")),
             ]);
         }
         data.push(json!({"k": r.k(), "report": rep}));
@@ -447,5 +462,15 @@ mod tests {
         assert_eq!(snap_verdict(0.25, 0.99, Some(0.3)), Verdict::NotReplicated, "a quarter learned by τ/2");
         assert_eq!(snap_verdict(0.1, 0.35, Some(0.3)), Verdict::NotReplicated, "no rise");
         assert_eq!(grade_snap("c", "p", &[]).verdict, Verdict::Incomplete, "no points is no verdict, not no row");
+    }
+
+    #[test]
+    fn displacement_needs_both_phases_and_a_rise() {
+        assert_eq!(displacement_verdict(Some(0.05), Some(0.8)), Verdict::Replicated);
+        assert_eq!(displacement_verdict(Some(0.35), Some(0.8)), Verdict::Differs);
+        assert_eq!(displacement_verdict(Some(0.05), Some(0.2)), Verdict::Differs);
+        assert_eq!(displacement_verdict(Some(0.5), Some(0.4)), Verdict::NotReplicated);
+        assert_eq!(displacement_verdict(None, Some(0.8)), Verdict::NotReplicated);
+        assert_eq!(displacement_verdict(Some(0.05), None), Verdict::NotReplicated);
     }
 }

@@ -94,12 +94,11 @@ pub fn submit(mut plan: Plan, o: &SlurmOptions, bin: &Path) -> Result<Vec<String
 /// The results directory, created and made absolute (tasks run elsewhere); refused when it
 /// cannot be written.
 fn absolute_results_dir(out: &Path) -> Result<PathBuf> {
-    std::fs::create_dir_all(out)
-        .map_err(|e| Error::other(format!("results directory {} cannot be created: {e}", out.display())))?;
+    let says = |what: &str, e: std::io::Error| std::io::Error::new(e.kind(), format!("results directory {what}: {e}"));
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, says("cannot be created", e)))?;
     let abs = std::fs::canonicalize(out).map_err(|e| Error::io(out, e))?;
     let probe = abs.join(format!(".write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"")
-        .map_err(|e| Error::other(format!("results directory {} is not writable: {e}", abs.display())))?;
+    std::fs::write(&probe, b"").map_err(|e| Error::io(&abs, says("is not writable", e)))?;
     let _ = std::fs::remove_file(&probe);
     Ok(abs)
 }

@@ -28,9 +28,11 @@ pub struct DisplacementPoint {
 pub struct PhaseMeans {
     pub phase: String,
     pub n: usize,
-    pub norm_mean: f64,
-    pub norm_std: f64,
-    pub cosine_mean: f64,
+    /// None when the phase holds no displacement (τ shorter than a few 200-step windows).
+    pub norm_mean: Option<f64>,
+    pub norm_std: Option<f64>,
+    /// None when the phase holds no pair of consecutive displacements.
+    pub cosine_mean: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -43,6 +45,11 @@ pub struct DisplacementReport {
 
 fn dot(a: &[f32], b: &[f32]) -> f64 {
     a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum()
+}
+
+/// The mean, or None for no values (an empty phase is not a phase with zero displacement).
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
@@ -96,16 +103,16 @@ pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
         .map(|&(name, lo, hi)| {
             let sel: Vec<&DisplacementPoint> =
                 points.iter().filter(|p| (p.step as f64) >= lo && (p.step as f64) < hi).collect();
-            let n = sel.len().max(1) as f64;
-            let mean = sel.iter().map(|p| p.norm).sum::<f64>() / n;
-            let var = sel.iter().map(|p| (p.norm - mean) * (p.norm - mean)).sum::<f64>() / n;
+            let norms: Vec<f64> = sel.iter().map(|p| p.norm).collect();
             let cs: Vec<f64> = sel.iter().filter_map(|p| p.cosine).collect();
+            let mean = mean(&norms);
+            let var = mean.and_then(|m| self::mean(&norms.iter().map(|x| (x - m) * (x - m)).collect::<Vec<_>>()));
             PhaseMeans {
                 phase: name.into(),
                 n: sel.len(),
                 norm_mean: mean,
-                norm_std: sqrt(var),
-                cosine_mean: cs.iter().sum::<f64>() / cs.len().max(1) as f64,
+                norm_std: var.map(sqrt),
+                cosine_mean: self::mean(&cs),
             }
         })
         .collect();
@@ -137,4 +144,13 @@ pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
     };
     run.write_text("displacement.svg", &line_plot(&p)?)?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_empty_phase_has_no_mean_rather_than_a_zero_one() {
+        assert_eq!(super::mean(&[]), None);
+        assert_eq!(super::mean(&[1.0, 2.0]), Some(1.5));
+    }
 }

@@ -4,6 +4,8 @@
 //! `--set key=value` overrides (e.g. `--set train.lr=2e-3 --set data.k=20`) are applied to the
 //! TOML before it is parsed, so they get exactly the same checks.
 
+pub mod keys;
+
 use crate::error::{Error, Result};
 use crate::model::ModelConfig;
 use crate::task::DataConfig;
@@ -185,11 +187,14 @@ impl RunConfig {
 
     /// Parse TOML text plus `key=value` overrides, then validate.
     pub fn from_toml_with(text: &str, overrides: &[String], origin: &str) -> Result<Self> {
-        let mut table: toml::Table = toml::from_str(text).map_err(|e| Error::other(format!("{origin}: {e}")))?;
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| Error::config("config", format!("{origin} is not valid TOML: {e}")))?;
         for ov in overrides {
             apply_override(&mut table, ov)?;
         }
-        let cfg: RunConfig = table.try_into().map_err(|e: toml::de::Error| Error::other(format!("{origin}: {e}")))?;
+        check_keys(&table)?;
+        let cfg: RunConfig =
+            table.try_into().map_err(|e: toml::de::Error| Error::config("config", format!("{origin}: {e}")))?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -213,6 +218,26 @@ impl RunConfig {
     }
 }
 
+/// Every table and key known, else an error with the nearest known name.
+fn check_keys(table: &toml::Table) -> Result<()> {
+    let sections = keys::field_names::<RunConfig>();
+    for (name, value) in table {
+        if !sections.contains(&name.as_str()) {
+            return Err(Error::config(name, keys::unknown(name, sections, "a run config: tables")));
+        }
+        let known = match name.as_str() {
+            "model" => keys::field_names::<ModelConfig>(),
+            "data" => keys::field_names::<DataConfig>(),
+            _ => keys::field_names::<TrainConfig>(),
+        };
+        match value.as_table() {
+            Some(t) => keys::check_table(name, t, known)?,
+            None => return Err(Error::config(name, format!("must be a table [{name}]"))),
+        }
+    }
+    Ok(())
+}
+
 /// Apply `a.b=value` to a TOML table. The value is parsed as TOML (number, bool, string, …), and
 /// as a bare string when it does not parse (`--set data.task=az_to_b`).
 fn apply_override(table: &mut toml::Table, ov: &str) -> Result<()> {
@@ -220,10 +245,12 @@ fn apply_override(table: &mut toml::Table, ov: &str) -> Result<()> {
         .split_once('=')
         .ok_or_else(|| Error::config("--set", format!("{ov:?} (expected key=value, e.g. train.lr=2e-3)")))?;
     let parts: Vec<&str> = key.trim().split('.').collect();
-    if parts.len() != 2 || !["model", "data", "train"].contains(&parts[0]) {
+    let sections = ["model", "data", "train"];
+    if parts.len() != 2 || !sections.contains(&parts[0]) {
+        let hint = keys::nearest(parts[0], &sections).map(|t| format!("did you mean `{t}`? ")).unwrap_or_default();
         return Err(Error::config(
             "--set",
-            format!("{key:?} (expected model.<key>, data.<key> or train.<key>, e.g. train.lr)"),
+            format!("{key:?} ({hint}expected model.<key>, data.<key> or train.<key>, e.g. train.lr)"),
         ));
     }
     let value = match toml::from_str::<toml::Table>(&format!("v = {}", raw.trim())) {
@@ -258,13 +285,17 @@ mod tests {
         assert_eq!(c.train.lr, 2e-3);
         assert_eq!(c.data.task, crate::task::TaskKind::AzToB);
         let e = RunConfig::from_toml_with("", &["train.lrr=1".into()], "t").unwrap_err().to_string();
-        assert!(e.contains("lrr"), "{e}");
+        assert!(e.contains("`train.lrr`") && e.contains("did you mean `lr`?"), "{e}");
+        let e = RunConfig::from_toml_with("[model]\nd_modle = 3\n", &[], "t").unwrap_err().to_string();
+        assert!(e.contains("`model.d_modle`") && e.contains("did you mean `d_model`?"), "{e}");
+        let e = RunConfig::from_toml_with("[data]\nfoo = 3\n", &[], "t").unwrap_err().to_string();
+        assert!(e.contains("`data.foo`") && !e.contains("did you mean") && e.contains("n_b"), "{e}");
         let e = RunConfig::from_toml_with("", &["train.batch_size=0".into()], "t").unwrap_err().to_string();
         assert!(e.contains("train.batch_size") && e.contains("allowed 1..=65536"), "{e}");
         let e = RunConfig::from_toml_with("[train]\nlr = -1.0\n", &[], "t").unwrap_err().to_string();
         assert!(e.contains("train.lr"), "{e}");
         let e = RunConfig::from_toml_with("[modle]\n", &[], "t").unwrap_err().to_string();
-        assert!(e.contains("modle"), "{e}");
+        assert!(e.contains("`modle`") && e.contains("did you mean `model`?"), "{e}");
         let e = RunConfig::from_toml_with("", &["lr=1".into()], "t").unwrap_err().to_string();
         assert!(e.contains("--set"), "{e}");
     }

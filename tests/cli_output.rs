@@ -1,0 +1,95 @@
+//! One CLI: `--json` gives one JSON document on stdout, `-q` prints nothing on success, and the
+//! exit code tells a failed check (1) from bad usage (2), a file problem (3) and a refusal (4).
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_windtunnel")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn json(args: &[&str]) -> Value {
+    let (code, out, err) = run(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?} --json is not one JSON document ({e}): {out}"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-output-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+#[test]
+fn every_results_command_speaks_json() {
+    let d = json(&["data", "--k", "3", "--n-b", "5", "--json"]);
+    assert_eq!(d["examples"], 15);
+    assert!(d["sha_gen"].as_str().is_some_and(|h| h.len() == 16), "{d}");
+    let g = json(&["gradcheck", "--tiny", "--json"]);
+    assert_eq!(g["passed"], true);
+    assert!(g["max_rel_err"].as_f64().is_some() && !g["rows"].as_array().unwrap().is_empty(), "{g}");
+    let file = tmp("ref.safetensors");
+    let f = file.to_str().unwrap();
+    let e = json(&["export", "--set", "model.n_layers=1", "--batch-size", "2", "--out", f, "--json"]);
+    assert_eq!(e["examples"], 2);
+    assert!(e["loss"].as_f64().is_some_and(|l| l > 0.0), "{e}");
+    let v = json(&["verify", f, f, "--json"]);
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["failed"], 0);
+    assert!(v["compared"].as_u64().unwrap() > 10 && v["tensors"][0]["max_abs"].is_number(), "{v}");
+    let b = json(&["bench", "--batch-size", "2", "--steps", "1", "--warmup", "0", "--json"]);
+    assert!(b["median_ms"].as_f64().is_some_and(|t| t > 0.0) && b["arithmetic"].is_number(), "{b}");
+    let dir = tmp("run");
+    let r = dir.to_str().unwrap();
+    let t = json(&["train", "--out", r, "--set", "model.n_layers=1", "--set", "train.max_steps=2", "--json"]);
+    assert_eq!(t["summary"]["steps"], 2);
+    let a = json(&["probe", "attention", "--run", r, "--examples", "4", "--json"]);
+    assert!(a["heads"].as_array().is_some_and(|h| !h.is_empty()), "{a}");
+    let l =
+        json(&["replicate", "plateau", "--scale", "paper", "--out", tmp("rep").to_str().unwrap(), "--list", "--json"]);
+    assert_eq!(l["units"].as_array().unwrap().len(), 8);
+}
+
+#[test]
+fn quiet_prints_nothing_on_success_and_the_failures_otherwise() {
+    for args in [vec!["data", "--k", "3", "--n-b", "5", "-q"], vec!["gradcheck", "--tiny", "--quiet"]] {
+        let (code, out, err) = run(&args);
+        assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""), "{args:?}");
+    }
+    let (a, b) = (tmp("a.safetensors"), tmp("b.safetensors"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    assert_eq!(run(&["export", "--set", "model.n_layers=1", "--batch-size", "2", "--out", a, "-q"]).0, 0);
+    assert_eq!(run(&["export", "--set", "model.n_layers=1", "--batch-size", "3", "--out", b, "-q"]).0, 0);
+    assert_eq!(run(&["verify", a, a, "-q"]), (0, String::new(), String::new()));
+    let (code, out, _) = run(&["verify", a, b, "-q"]);
+    assert_eq!(code, 1, "a failed check");
+    assert!(out.contains("FAIL") && !out.contains(" ok"), "only the failures: {out}");
+    let (code, _, err) = run(&["data", "-q", "--json"]);
+    assert_eq!(code, 2, "--quiet and --json conflict: {err}");
+}
+
+#[test]
+fn exit_codes_tell_usage_from_files_from_refusals() {
+    // Bad usage: clap's own errors and config values, with the nearest key for a misspelling.
+    assert_eq!(run(&["train", "--no-such-flag"]).0, 2);
+    let (code, _, err) = run(&["train", "--set", "train.lrr=1e-3", "--out", tmp("never").to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`train.lrr`") && err.contains("did you mean `lr`?"), "{err}");
+    let (code, _, err) = run(&["train", "--set", "trian.lr=1e-3"]);
+    assert!(code == 2 && err.contains("did you mean `train`?"), "{err}");
+    let (code, _, err) = run(&["probe", "linear", "--steps", "0"]);
+    assert!(code == 2 && err.contains("--steps"), "a baseline of no steps has no loss: {err}");
+    // Files: missing (I/O) and malformed (format).
+    let junk = tmp("junk.safetensors");
+    std::fs::write(&junk, b"not a tensor file").unwrap();
+    assert_eq!(run(&["verify", "/nonexistent/a", "/nonexistent/b"]).0, 3);
+    assert_eq!(run(&["verify", junk.to_str().unwrap(), junk.to_str().unwrap()]).0, 3);
+    // Refused: an existing run without --resume or --force.
+    let dir = tmp("exists");
+    let r = dir.to_str().unwrap();
+    assert_eq!(run(&["train", "--out", r, "--set", "model.n_layers=1", "--set", "train.max_steps=1", "-q"]).0, 0);
+    let (code, _, err) = run(&["train", "--out", r, "--set", "model.n_layers=1", "--set", "train.max_steps=1"]);
+    assert!(code == 4 && err.contains("already exists"), "{err}");
+}
