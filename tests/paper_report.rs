@@ -48,3 +48,28 @@ fn the_committed_paper_report_is_regenerated_exactly_from_the_committed_runs() {
         assert!(std::fs::read(a).unwrap() == std::fs::read(b).unwrap(), "{} differs", a.display());
     }
 }
+
+/// Whether a JSON value holds a number (directly or inside an array or object).
+fn has_number(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Number(_) => true,
+        serde_json::Value::Array(a) => a.iter().any(has_number),
+        serde_json::Value::Object(o) => o.values().any(has_number),
+        _ => false,
+    }
+}
+
+#[test]
+fn the_paper_report_json_carries_its_figures_as_numbers() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/paper/report.json");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let rows: Vec<&serde_json::Value> =
+        report["suites"].as_array().unwrap().iter().flat_map(|s| s["rows"].as_array().unwrap()).collect();
+    let graded: Vec<_> = rows.iter().filter(|r| r["verdict"] != "Incomplete").collect();
+    assert!(graded.len() >= 10, "{} graded rows", graded.len());
+    for r in graded {
+        assert!(has_number(&r["values"]), "{} has no figure as a number: {}", r["claim"], r["values"]);
+    }
+    let alpha = report["paper"].as_array().unwrap().iter().find(|p| p["name"] == "ALPHA").unwrap();
+    assert_eq!(alpha["value"][0], 1.194);
+}

@@ -127,6 +127,9 @@ pub fn grade_at_k(m: &AtK) -> Vec<Row> {
                     Verdict::grade(direction, close && m.missed.is_empty()),
                     &reason,
                 )
+                .with("batch", [p.b, p.b2])
+                .with("steps_ratio", p.steps)
+                .with("paper_steps_ratio", paper_steps)
                 .keyed(Key::BatchSteps),
                 Row::new(
                     &format!("Token-normalised waiting time τ·B (K = {}, spec A3)", m.k),
@@ -135,7 +138,10 @@ pub fn grade_at_k(m: &AtK) -> Vec<Row> {
                     token_verdict(p.tokens, paper_tok),
                     "direction: on the paper's side of 1 (below 1: the smaller batch needs fewer tokens); \
                      replicated within 0.3 of the paper's ratio",
-                ),
+                )
+                .with("batch", [p.b, p.b2])
+                .with("tokens_ratio", p.tokens)
+                .with("paper_tokens_ratio", paper_tok),
             ]
         }
         // Some batch sizes still training: show the first transitioned pair, graded incomplete.
@@ -182,6 +188,9 @@ pub fn grade_matched(small: Option<u64>, large: Option<u64>, shown: (String, Str
                 Verdict::grade(r > 1.0, (1.5..=3.3).contains(&r)),
                 "same η/B, half the batch",
             )
+            .with("T2", [y, x])
+            .with("ratio", r)
+            .with("paper_T2", paper::MATCHED_ETA_B.value)
         }
         _ => Row::incomplete(claim, paper, format!("{} vs {}", shown.0, shown.1)),
     }

@@ -77,13 +77,22 @@ pub struct Row {
     pub ours: String,
     pub verdict: Verdict,
     pub reason: String,
+    /// The row's figures as numbers (report.json), beside the formatted `ours` text.
+    pub values: std::collections::BTreeMap<String, serde_json::Value>,
     #[serde(skip)]
     pub key: Option<Key>,
 }
 
 impl Row {
     pub fn new(claim: &str, paper: &str, ours: String, verdict: Verdict, reason: impl Into<String>) -> Self {
-        Row { claim: claim.into(), paper: paper.into(), ours, verdict, reason: reason.into(), key: None }
+        let values = Default::default();
+        Row { claim: claim.into(), paper: paper.into(), ours, verdict, reason: reason.into(), values, key: None }
+    }
+
+    /// Attach a figure as a number (or an array of numbers) under `name`; NaN becomes null.
+    pub fn with(mut self, name: &str, value: impl Serialize) -> Self {
+        self.values.insert(name.into(), serde_json::to_value(value).expect("figures serialise"));
+        self
     }
 
     pub fn keyed(mut self, key: Key) -> Self {

@@ -64,9 +64,12 @@ pub fn grade(n: &Numbers, runs: usize) -> Vec<Row> {
             fmt_ci(f),
             Verdict::grade(f.slope > 0.8, alpha_holds(f)),
             "replicated: |α − 1.194| ≤ 0.15 or 1.194 inside the CI",
-        ),
+        )
+        .with("alpha", f)
+        .with("paper_alpha", paper::ALPHA.value),
         Some(f) if f.n >= 3 => {
             Row::new(claim, paper::ALPHA.quote, fmt_ci(f), Verdict::Incomplete, "some runs have not reached T1 yet")
+                .with("alpha", f)
         }
         _ => Row::incomplete(claim, paper::ALPHA.quote, format!("{} of {runs} runs have T1", n.d.len())),
     };
@@ -81,6 +84,8 @@ pub fn grade(n: &Numbers, runs: usize) -> Vec<Row> {
             fraction_verdict(&slopes),
             format!("spread {:.3} (paper {paper_spread:.3})", spread(&slopes)),
         )
+        .with("alpha_by_fraction", &slopes)
+        .with("paper_alpha_by_fraction", paper::ALPHA_BY_FRACTION.value)
     } else {
         Row::incomplete(claim2, paper::ALPHA_BY_FRACTION.quote, "needs every run past its 0.3·ln K crossing")
     };

@@ -49,6 +49,10 @@ pub fn dz_lead(ctx: &Ctx) -> Result<SuiteOutcome> {
             if all { Verdict::grade(m > 0.1, (m - paper::DZ_LEAD.value.0).abs() <= 0.15) } else { Verdict::Incomplete },
             "lead = T4 − (first step with Δz > 0.1); T4 = first step with first-target loss < 0.9·ln K",
         )
+        .with("lead_over_t4", &fracs)
+        .with("mean", m)
+        .with("sd", s)
+        .with("paper", paper::DZ_LEAD.value)
     });
     let fit = power_law(&ks, &leads, SEED, 400);
     let claim2 = "The lead grows with K";
@@ -60,7 +64,11 @@ pub fn dz_lead(ctx: &Ctx) -> Result<SuiteOutcome> {
             format!("lead ∝ K^{}", fmt_ci(f)),
             if all { Verdict::grade(f.slope > 0.0, (f.slope - paper::DZ_LEAD_EXPONENT.value).abs() <= 0.5) } else { Verdict::Incomplete },
             "T4 of the same runs as the D sweep: the author's T4 are that waiting time too (the D sweep's waiting-time table)",
-        ),
+        )
+        .with("k", &ks)
+        .with("lead", &leads)
+        .with("exponent", f)
+        .with("paper_exponent", paper::DZ_LEAD_EXPONENT.value),
         _ => Row::incomplete(claim2, paper2, format!("{} points", ks.len())),
     });
     let p = LinePlot {
@@ -148,6 +156,8 @@ pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
             Verdict::grade(ratios.iter().all(|&r| r > 1.0), ratios.iter().all(|&r| (1.7..=4.4).contains(&r))),
             "lag = first step with first-target loss < 0.1 × its first logged value (the author's metric)",
         )
+        .with("k", &ks)
+        .with("lag_ratio", &ratios)
     };
     let p = LinePlot {
         title: "Forward vs reverse: first-target loss".into(),
@@ -211,7 +221,9 @@ pub fn z_sharing(ctx: &Ctx) -> Result<SuiteOutcome> {
             format!("β = {}", fmt_ci(f)),
             Verdict::grade(f.slope.abs() < 0.5, f.slope.abs() <= 0.15),
             "duration from candidate loss < ln K to < 0.5 nats, vs groups per z-set |B|/G",
-        ),
+        )
+        .with("beta", f)
+        .with("paper_beta", paper::Z_SHARING_BETA.value),
         _ => Row::incomplete(claim, paper, format!("{} of {} runs transitioned", x.len(), runs.len())),
     };
     let p = LinePlot {

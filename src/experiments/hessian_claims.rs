@@ -68,7 +68,9 @@ pub fn grade(k: usize, rep: &HessianReport) -> Vec<Row> {
         ),
         Verdict::grade(lz_neg, lz_neg && pw_min.iter().all(|&x| x < 0.0)),
         "Lanczos (full re-orthogonalisation) is the converged value; power iteration as the paper",
-    );
+    )
+    .with("power_lambda_min", &pw_min)
+    .with("lanczos_lambda_min", &lz_min);
     let (pw_an, lz_an) = (median(f(&|p| p.power_anisotropy)), median(f(&|p| p.lanczos_anisotropy)));
     let res = median(f(&|p| p.power_residual_min));
     let anisotropy = Row::new(
@@ -77,7 +79,10 @@ pub fn grade(k: usize, rep: &HessianReport) -> Vec<Row> {
         format!("power iteration {} (residual ‖Hv − λv‖ {}); Lanczos {}", sig(pw_an, 3), sig(res, 2), sig(lz_an, 3)),
         Verdict::grade(pw_an > 10.0, (300.0..=5e4).contains(&pw_an)),
         "the ratio is an artefact of the unconverged power-iteration λ_min (spec §7.8); Lanczos gives a small ratio",
-    );
+    )
+    .with("power_anisotropy", pw_an)
+    .with("power_residual", res)
+    .with("lanczos_anisotropy", lz_an);
     let (claim, paper) = (format!("λ_max rises at the transition (K = {k})"), "spikes 10–20× at the transition");
     let spike = match lambda_max_spike(&rep.points) {
         Some(spike) => Row::new(
@@ -86,7 +91,8 @@ pub fn grade(k: usize, rep: &HessianReport) -> Vec<Row> {
             format!("max λ_max after 0.8τ / plateau median = {spike:.2}×"),
             Verdict::grade(spike > 1.5, spike >= 5.0),
             "Lanczos λ_max at the transition and converged checkpoints vs the plateau",
-        ),
+        )
+        .with("spike", spike),
         None => Row::incomplete(&claim, paper, "no checkpoint after 0.8τ probed yet"),
     };
     vec![saddle, anisotropy, spike]

@@ -22,6 +22,12 @@ macro_rules! cited {
         $( $(#[$m])* pub const $name: Cited<$t> = Cited { value: $v, quote: $quote, source: $source }; )*
         /// Every number as (name, quote, source), in the order above.
         pub const ALL: &[(&str, &str, &str)] = &[$( (stringify!($name), $quote, $source) ),*];
+        /// Every number as JSON (name, value, quote, source), in the order above, for report.json.
+        pub fn values() -> Vec<serde_json::Value> {
+            vec![$( serde_json::json!({
+                "name": stringify!($name), "value": $name.value, "quote": $quote, "source": $source,
+            }) ),*]
+        }
     };
 }
 
@@ -152,6 +158,10 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), ALL.len());
         assert!(ALL.iter().all(|(_, q, s)| !q.is_empty() && s.starts_with("spec §")));
+        let v = values();
+        assert_eq!(v.len(), ALL.len());
+        let alpha = v.iter().find(|x| x["name"] == "ALPHA").unwrap();
+        assert_eq!(alpha["value"], serde_json::json!([1.194, 1.137, 1.308]), "numbers, not text");
     }
 
     #[test]

@@ -145,6 +145,9 @@ pub fn grade_snap(claim: &str, paper: &str, pts: &[SnapPoint]) -> Row {
         snap_verdict(half.frac_ge_08, late.frac_ge_08, width),
         "replicated: < 20% of groups learned at τ/2 and the 10%→80% window ≤ 0.8τ (paper ≤ 0.55τ)",
     )
+    .with("step_over_tau", [half.step_over_tau, one.step_over_tau, late.step_over_tau])
+    .with("frac_ge_08", [half.frac_ge_08, one.frac_ge_08, late.frac_ge_08])
+    .with("window_over_tau", width)
 }
 
 pub fn snap_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
@@ -235,7 +238,10 @@ pub fn grade_ablation(k: usize, rep: &AblationReport) -> Vec<Row> {
         "head indices depend on the init (windtunnel's init stream is not PyTorch's); replicated: the top head is in \
          layer 0, within 2× of the paper's Δ, and a single head (≥ 1.25× the runner-up's Δ; the paper's K = 20 \
          margin is 1.61×); differs when the top layer-0 head is tied with another",
-    );
+    )
+    .with("top_head", [h0.layer, h0.head])
+    .with("loss_delta", [h0.zero_loss_delta, h1.zero_loss_delta])
+    .with("paper_loss_delta", paper_mid);
     let (dp, dm, dq) = (pre[0].zero_loss_delta, h0.zero_loss_delta, post[0].zero_loss_delta);
     let growing = Row::new(
         &format!("The routing becomes more necessary through training (K = {k})"),
@@ -243,7 +249,8 @@ pub fn grade_ablation(k: usize, rep: &AblationReport) -> Vec<Row> {
         format!("largest Δ: pre +{dp:.2}, mid +{dm:.2}, post +{dq:.2} (step {})", post_c.step),
         Verdict::grade(dp < dm && dm < dq, dp < 0.2 && dq > 2.0),
         "largest zero-ablation Δ loss at τ/4, τ, 2τ",
-    );
+    )
+    .with("loss_delta", [dp, dm, dq]);
     // Sufficiency: keeping one head recovers at least half of the gap between all heads zeroed and clean.
     let best = mid
         .heads
@@ -256,7 +263,8 @@ pub fn grade_ablation(k: usize, rep: &AblationReport) -> Vec<Row> {
         format!("best single head recovers {:.0}% of the all-heads-ablated loss gap", 100.0 * best),
         Verdict::grade(best < 0.5, best < 0.5),
         "sufficient = keeping only that head recovers ≥ 50% of the gap",
-    );
+    )
+    .with("best_recovered_fraction", best);
     vec![necessary, growing, sufficient]
 }
 
@@ -330,21 +338,25 @@ pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
         let ph = |n: &str| rep.phases.iter().find(|p| p.phase == n).map_or((None, 0), |p| (p.cosine_mean, p.n));
         let ((pc, pn), (qc, qn), (oc, on)) = (ph("plateau"), ph("pre-transition"), ph("post"));
         let c = |x: Option<f64>| x.map_or("–".into(), |x| format!("{x:+.3}"));
-        rows.push(Row::new(
-            &claim,
-            paper,
-            format!(
-                "cos: plateau {} (n {pn}), pre {} (n {qn}), post {} (n {on}); τ = {} ({})",
-                c(pc),
-                c(qc),
-                c(oc),
-                rep.tau,
-                rep.tau_definition
-            ),
-            displacement_verdict(pc, oc),
-            "cosine between consecutive 200-step weight displacements, phase means; a phase without \
+        rows.push(
+            Row::new(
+                &claim,
+                paper,
+                format!(
+                    "cos: plateau {} (n {pn}), pre {} (n {qn}), post {} (n {on}); τ = {} ({})",
+                    c(pc),
+                    c(qc),
+                    c(oc),
+                    rep.tau,
+                    rep.tau_definition
+                ),
+                displacement_verdict(pc, oc),
+                "cosine between consecutive 200-step weight displacements, phase means; a phase without \
              displacements cannot show the claim",
-        ));
+            )
+            .with("cosine", [pc, qc, oc])
+            .with("n", [pn, qn, on]),
+        );
         series.push(Series::line(
             format!("K = {}", r.k()),
             rep.points.iter().filter_map(|p| p.cosine.map(|c| (p.step as f64 / rep.tau as f64, c))).collect(),
@@ -413,7 +425,9 @@ pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
             format!("candidate loss {c:.3} × ln K after {} steps; max |z-gap| {g:.4}", rep.steps),
             Verdict::grade(c > 0.8, c > 0.95 && g < 0.002),
             "the first-target linear readout of (B, z) one-hots; a z-gap above 0.002 comes from memorising individual (B, z) pairs",
-        ));
+        )
+        .with("candidate_over_ln_k", c)
+        .with("max_abs_z_gap", g));
         series.push(Series::line(
             format!("K = {k}: candidate / ln K"),
             rep.points.iter().map(|p| (p.step as f64, p.candidate_loss / rep.ln_k)).collect(),

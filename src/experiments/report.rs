@@ -160,6 +160,8 @@ struct ReportJson<'a> {
     mechanisms: &'a [Mechanism],
     #[serde(skip_serializing_if = "Option::is_none")]
     seeds: &'a Option<serde_json::Value>,
+    /// The paper's numbers the report grades against, as numbers.
+    paper: Vec<serde_json::Value>,
 }
 
 fn esc(s: &str) -> String {
@@ -191,6 +193,7 @@ pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
         suites: &outs,
         mechanisms: &mech,
         seeds: &seeds.data,
+        paper: super::paper::values(),
     };
     let text = serde_json::to_string_pretty(&json!(js)).expect("serialises");
     crate::io::tensors::write_atomic(&base.join("report.json"), text.as_bytes())?;

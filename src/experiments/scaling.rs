@@ -125,21 +125,25 @@ pub fn grade_plateau(n: &PlateauNumbers) -> Vec<Row> {
             format!("{} × ln K", show(&n.cand)),
             grade(&n.cand, 0.1, 0.25),
             "median candidate loss over [0.2·T1, 0.8·T1]; within 10% of ln K counts as replicated",
-        ),
+        )
+        .with("candidate_over_ln_k", &n.cand)
+        .with("paper_candidate_over_ln_k", paper::PLATEAU_OVER_LN_K.value),
         Row::new(
             "Full-vocabulary first-target loss on the plateau = ln 36",
             paper::FIRST_TARGET_PLATEAU.quote,
             format!("{} × ln 36", show(&n.first)),
             grade(&n.first, 0.05, 0.15),
             "the model is input-blind on the plateau: ln K only appears after renormalising over the K candidates",
-        ),
+        )
+        .with("first_over_ln36", &n.first),
         Row::new(
             "All-target loss on the plateau = (4/5)·ln 36 (EOS learned, A uniform)",
             paper::ALL_TARGET_PLATEAU.quote,
             format!("{} × 2.867", show(&n.all)),
             grade(&n.all, 0.1, 0.2),
             "median all-target training loss on the plateau",
-        ),
+        )
+        .with("all_over_four_fifths_ln36", &n.all),
     ];
     rows.push(zlen_row(&n.zlen_t1));
     rows
@@ -162,6 +166,9 @@ pub fn zlen_row(zlen_t1: &[(usize, Option<u64>)]) -> Row {
         Verdict::grade(hi / lo < 2.0, hi / lo < 1.5),
         "every selector length plateaus at ln K and transitions at a similar time",
     )
+    .with("t1", zlen_t1)
+    .with("max_over_min", hi / lo)
+    .with("paper_t1", paper::ZLEN_T1.value)
 }
 
 /// The z-length overlay, then one loss curve per run (of the z-length runs, only z = 2).
@@ -231,13 +238,16 @@ pub fn fixed_d(ctx: &Ctx) -> Result<SuiteOutcome> {
         let taus = group.iter().map(|r| format!("K={}: {}", r.k(), r.show(r.taus.t1))).collect::<Vec<_>>().join(", ");
         match power_law(&k, &t, SEED, 10 + i as u64) {
             Some(f) if k.len() == group.len() && f.n >= 3 => {
-                rows.push(Row::new(
-                    &claim,
-                    paper(d),
-                    format!("δ = {} ({taus})", fmt_ci(&f)),
-                    fixed_d_verdict(&f),
-                    "flat: |δ| ≤ 0.15 and its 95% CI contains 0 (the D-law exponent is ≈ 1.2); |δ| ≤ 0.3 differs",
-                ));
+                rows.push(
+                    Row::new(
+                        &claim,
+                        paper(d),
+                        format!("δ = {} ({taus})", fmt_ci(&f)),
+                        fixed_d_verdict(&f),
+                        "flat: |δ| ≤ 0.15 and its 95% CI contains 0 (the D-law exponent is ≈ 1.2); |δ| ≤ 0.3 differs",
+                    )
+                    .with("delta", &f),
+                );
                 fits.push(json!({"d": d, "slope": f.slope, "ci95": f.ci95, "r2": f.r2}));
             }
             _ => rows.push(Row::incomplete(&claim, paper(d), taus)),

@@ -50,6 +50,10 @@ fn eta_ratio_row(
                 },
                 why,
             )
+            .with("eta", [lo, hi])
+            .with(name, [a, b])
+            .with("ratio", ratio)
+            .with("paper_ratio", paper_measures.then_some(paper::LR_T3_RATIO.value))
         }
         _ => Row::incomplete(
             claim,
@@ -138,7 +142,11 @@ fn monotone_rows(runs: &[RunData], fit: Option<&super::stats::Fit>) -> Vec<Row> 
             format!("{}; slope {}", list(|r| r.taus.t3), fmt_ci(f)),
             monotone_verdict(&v, f.slope),
             if non_decreasing(&v) { "T3 never decreases with η" } else { "T3 is not monotone in η" },
-        ),
+        )
+        .with("eta", etas(runs))
+        .with("T3", &v)
+        .with("slope", f)
+        .with("paper_slope", paper::LR_T3_SLOPE.value),
         _ => Row::incomplete(claim2, paper2, list(|r| r.taus.t3)),
     };
     let claim3 = "Higher η also delays the plateau's end (T1)";
@@ -149,10 +157,17 @@ fn monotone_rows(runs: &[RunData], fit: Option<&super::stats::Fit>) -> Vec<Row> 
             list(|r| r.taus.t1),
             Verdict::grade(v.last() > v.first(), non_decreasing(&v)),
             "T1 of the largest vs the smallest η",
-        ),
+        )
+        .with("eta", etas(runs))
+        .with("T1", &v),
         _ => Row::incomplete(claim3, "not reported", list(|r| r.taus.t1)),
     };
     vec![t3, t1]
+}
+
+/// The runs' learning rates, in the order of the waiting-time lists.
+fn etas(runs: &[RunData]) -> Vec<f64> {
+    runs.iter().map(|r| r.cfg.train.lr).collect()
 }
 
 fn run_table(runs: &[RunData]) -> String {
