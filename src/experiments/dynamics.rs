@@ -222,8 +222,7 @@ pub fn z_sharing(ctx: &Ctx) -> Result<SuiteOutcome> {
             Verdict::grade(f.slope.abs() < 0.5, f.slope.abs() <= 0.15),
             "duration from candidate loss < ln K to < 0.5 nats, vs groups per z-set |B|/G",
         )
-        .with("beta", f)
-        .with("paper_beta", paper::Z_SHARING_BETA.value),
+        .with("beta", f),
         _ => Row::incomplete(claim, paper, format!("{} of {} runs transitioned", x.len(), runs.len())),
     };
     let p = LinePlot {
