@@ -45,6 +45,9 @@ fn every_results_command_speaks_json() {
     let r = dir.to_str().unwrap();
     let t = json(&["train", "--out", r, "--set", "model.n_layers=1", "--set", "train.max_steps=2", "--json"]);
     assert_eq!(t["summary"]["steps"], 2);
+    let loss = std::fs::read_to_string(dir.join("loss.csv")).unwrap();
+    assert!(loss.starts_with("series,kind,step,loss (nats)") && loss.contains("\ncandidate loss,line,"), "{loss}");
+    assert!(std::fs::read_to_string(dir.join("loss.svg")).unwrap().contains("first-target loss"));
     let a = json(&["probe", "attention", "--run", r, "--examples", "4", "--json"]);
     assert!(a["heads"].as_array().is_some_and(|h| !h.is_empty()), "{a}");
     let l =

@@ -210,5 +210,5 @@ pub fn print_summary(dir: &Path, s: &Summary) {
             r.dz_paper.map_or("–".into(), |d| format!("{d:.2}"))
         );
     }
-    println!("  files: {}/metrics.jsonl, summary.json, checkpoints/", dir.display());
+    println!("  files: {}/metrics.jsonl, summary.json, loss.svg (and .csv), checkpoints/", dir.display());
 }

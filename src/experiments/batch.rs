@@ -232,6 +232,11 @@ fn plot(measured: &[AtK]) -> LinePlot {
             format!("K = {}: T2·B / 100 (tokens/100)", m.k),
             m.points.iter().map(|&(b, t)| (b, t * b / 100.0)).collect(),
         ));
+        let cited: Vec<(f64, f64)> =
+            paper::BATCH_T2.value.iter().filter(|x| x.0 == m.k).map(|&(_, b, t)| (b as f64, t)).collect();
+        if !cited.is_empty() {
+            series.push(Series::points(format!("K = {}: author's T2 (steps)", m.k), cited));
+        }
     }
     LinePlot {
         title: "Batch-size sweep: T2 in steps and in tokens".into(),

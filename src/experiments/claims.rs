@@ -213,9 +213,10 @@ impl Ctx {
         self.run_probes && (self.only.is_empty() || self.only.iter().any(|n| n == name))
     }
 
-    /// Save an SVG under figures/ and return its path relative to the report.
-    pub fn figure(&self, name: &str, svg: &str) -> Result<String> {
-        plot::save(&self.figures.join(name), svg)?;
+    /// Save a figure under figures/ (`name`, an .svg, and its .csv) and return the SVG's path
+    /// relative to the report.
+    pub fn figure(&self, name: &str, fig: &plot::Figure) -> Result<String> {
+        fig.save(&self.figures.join(name))?;
         Ok(format!("figures/{name}"))
     }
 }

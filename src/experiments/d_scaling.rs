@@ -9,7 +9,7 @@ use super::stats::{Fit, power_law};
 use super::suites::Scale;
 use crate::error::Result;
 use crate::numerics::math;
-use crate::plot::{LinePlot, Series, line_plot};
+use crate::plot::{Band, LinePlot, Series, line_plot};
 use crate::train::tau::Thresholds;
 use serde_json::json;
 
@@ -121,10 +121,28 @@ fn fit_line(fit: &Fit, xs: &[f64], label: &str) -> Series {
     Series::line(label, (0..=20).map(|i| lo * math::pow(hi / lo, i as f64 / 20.0)).map(|x| (x, f(x))).collect())
 }
 
+/// The fits with the slope at either end of its 95% CI, through the data's centre (mean ln x):
+/// the band of power laws the data allow.
+pub fn fit_band(fit: &Fit, xs: &[f64], series: usize) -> Option<Band> {
+    let (lo_s, hi_s) = fit.ci95?;
+    let xbar = xs.iter().map(|&x| math::ln(x)).sum::<f64>() / xs.len() as f64;
+    let ybar = fit.intercept + fit.slope * xbar;
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let at = |s: f64, x: f64| math::exp(ybar + s * (math::ln(x) - xbar));
+    let points = (0..=20)
+        .map(|i| lo * math::pow(hi / lo, i as f64 / 20.0))
+        .map(|x| (x, at(lo_s, x).min(at(hi_s, x)), at(lo_s, x).max(at(hi_s, x))))
+        .collect();
+    Some(Band { label: format!("95% CI of the slope [{lo_s:.2}, {hi_s:.2}]"), points, series })
+}
+
 fn plot(n: &Numbers, scale: Scale) -> LinePlot {
     let mut series = vec![Series::points("T1", n.d.iter().copied().zip(n.t1.iter().copied()).collect())];
+    let mut bands = vec![];
     if let Some(f) = &n.fit {
         series.push(fit_line(f, &n.d, &format!("fit α = {:.3}", f.slope)));
+        bands.extend(fit_band(f, &n.d, 1));
     }
     if scale == Scale::Paper {
         let pts = paper::D_SWEEP_T1.value.iter().map(|&(k, t)| (1000.0 * k as f64, t)).collect();
@@ -135,6 +153,7 @@ fn plot(n: &Numbers, scale: Scale) -> LinePlot {
         x_label: "D".into(),
         y_label: "T1 (steps)".into(),
         series,
+        bands,
         log_x: true,
         log_y: true,
         ..Default::default()

@@ -75,7 +75,12 @@ pub fn dz_lead(ctx: &Ctx) -> Result<SuiteOutcome> {
         title: "Δz onset vs loss onset (T4) across K".into(),
         x_label: "K".into(),
         y_label: "step".into(),
-        series: vec![Series::points("Δz > 0.1 onset", onset_pts), Series::points("loss onset T4", t4_pts)],
+        series: [Series::points("Δz > 0.1 onset", onset_pts), Series::points("loss onset T4", t4_pts)]
+            .into_iter()
+            .chain((ctx.scale == super::suites::Scale::Paper).then(|| {
+                Series::points("author's T4", paper::SECOND_SET_T4.value.iter().map(|&(k, t)| (k as f64, t)).collect())
+            }))
+            .collect(),
         log_x: true,
         log_y: true,
         ..Default::default()

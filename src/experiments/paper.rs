@@ -82,9 +82,9 @@ cited! {
     MATCHED_ETA_B: (f64, f64) = (7750.0, 3600.0), "(η 5e-4, B128) 7750 vs (η 1e-3, B256) 3600: 2.2×",
         "spec §8 #5";
     /// Claim 6: groups ≥ 0.8 accuracy around τ.
-    SNAP_K10: () = (), "0.49τ: 0% of groups ≥ 0.8 (mean acc 0.154); 0.97τ: 31.5%; 1.51τ: 99%",
+    SNAP_K10: &'static [(f64, f64)] = &[(0.49, 0.0), (0.97, 0.315), (1.51, 0.99)], "0.49τ: 0% of groups ≥ 0.8 (mean acc 0.154); 0.97τ: 31.5%; 1.51τ: 99%",
         "spec §8 #6; POST_HOC_EXPERIMENTS.md Exp 9 Test 3";
-    SNAP_K20: () = (), "0.48τ: 0% (mean 0.083); 0.96τ: 1.5%; 1.49τ: 87%",
+    SNAP_K20: &'static [(f64, f64)] = &[(0.48, 0.0), (0.96, 0.015), (1.49, 0.87)], "0.48τ: 0% (mean 0.083); 0.96τ: 1.5%; 1.49τ: 87%",
         "spec §8 #6; POST_HOC_EXPERIMENTS.md Exp 9 Test 3";
     /// Claim 7: zero-ablation Δloss of the selector head (nats), and of the next head.
     SELECTOR_K10: f64 = 1.41, "L0H3 +1.41 nats at step 1800",
@@ -118,8 +118,9 @@ cited! {
     ASYMMETRY: () = (),
         "1.7–4.4× (seed summary; no numeric artifact in the repository, spec A4)", "spec §8 #10, A4";
     /// Claim 11: cosine of consecutive 200-step displacements.
-    DISPLACEMENT_K10: () = (), "plateau cos 0.224 → post 0.838", "spec §8 #11; POST_HOC Exp 3";
-    DISPLACEMENT_K20: () = (), "plateau cos 0.036, pre −0.179 → post 0.397", "spec §8 #11; POST_HOC Exp 3";
+    DISPLACEMENT_K10: &'static [(&'static str, f64)] = &[("plateau", 0.224), ("post", 0.838)], "plateau cos 0.224 → post 0.838", "spec §8 #11; POST_HOC Exp 3";
+    DISPLACEMENT_K20: &'static [(&'static str, f64)] = &[("plateau", 0.036), ("pre", -0.179), ("post", 0.397)],
+        "plateau cos 0.036, pre −0.179 → post 0.397", "spec §8 #11; POST_HOC Exp 3";
     /// Claim 12: the linear baseline's z-gap bound.
     LINEAR_Z_GAP: () = (), "candidate loss → ln K permanently; z-gap < 0.002 (30k steps)", "spec §8 #12";
     /// Gradient cancellation predicts β ≈ 1; the paper measures the z-sharing exponent.

@@ -172,6 +172,13 @@ pub fn snap_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
             format!("K = {}: groups ≥ 0.8", r.k()),
             pts.iter().map(|p| (p.step_over_tau, p.frac_ge_08)).collect(),
         ));
+        if let Some(cited) = match r.k() {
+            10 if ctx.scale == super::suites::Scale::Paper => Some(paper::SNAP_K10.value),
+            20 if ctx.scale == super::suites::Scale::Paper => Some(paper::SNAP_K20.value),
+            _ => None,
+        } {
+            series.push(Series::points(format!("K = {}: author's groups ≥ 0.8", r.k()), cited.to_vec()));
+        }
         series.push(Series::line(
             format!("K = {}: mean accuracy", r.k()),
             pts.iter().map(|p| (p.step_over_tau, p.mean_accuracy)).collect(),
@@ -361,6 +368,20 @@ pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
             format!("K = {}", r.k()),
             rep.points.iter().filter_map(|p| p.cosine.map(|c| (p.step as f64 / rep.tau as f64, c))).collect(),
         ));
+        if let Some(cited) = match r.k() {
+            10 if ctx.scale == super::suites::Scale::Paper => Some(paper::DISPLACEMENT_K10.value),
+            20 if ctx.scale == super::suites::Scale::Paper => Some(paper::DISPLACEMENT_K20.value),
+            _ => None,
+        } {
+            // Phase means, drawn at the middle of each phase: plateau [0, τ/2), pre [τ/2, τ), post ≥ τ.
+            let x = |phase: &str| match phase {
+                "plateau" => 0.25,
+                "pre" => 0.75,
+                _ => 1.5,
+            };
+            let pts = cited.iter().map(|&(phase, c)| (x(phase), c)).collect();
+            series.push(Series::points(format!("K = {}: author's phase means", r.k()), pts));
+        }
         for p in &rep.phases {
             detail.push(vec![
                 r.k().to_string(),

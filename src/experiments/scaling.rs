@@ -6,7 +6,7 @@ use super::paper;
 use super::stats::{Fit, power_law};
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
-use crate::train::tau::{ln36, plateau as plateau_of};
+use crate::train::tau::plateau as plateau_of;
 use serde_json::json;
 
 /// The bootstrap seed of every fit (the author's `RandomState(42)`, on windtunnel's stream).
@@ -27,28 +27,8 @@ pub fn outcome(suite: &str, runs: &[RunData], rows: Vec<Row>, figures: Vec<Strin
 
 /// Candidate, first-target and all-target loss of a run with ln K, ln 36, (4/5)·ln 36 and the τ's.
 pub fn loss_curve(r: &RunData) -> LinePlot {
-    let pts = |f: &dyn Fn(&crate::train::record::Record) -> Option<f64>| {
-        r.records.iter().filter_map(|x| f(x).map(|v| (x.step as f64, v))).collect::<Vec<_>>()
-    };
-    let mut vlines = vec![];
-    for (t, l) in [(r.taus.t1, "T1"), (r.taus.t2, "T2"), (r.taus.t4, "T4")] {
-        if let Some(t) = t {
-            vlines.push((t as f64, l.to_string()));
-        }
-    }
-    LinePlot {
-        title: format!("{} (K = {}, D = {})", r.name, r.k(), r.d()),
-        x_label: "step".into(),
-        y_label: "loss (nats)".into(),
-        series: vec![
-            Series::line("candidate loss", pts(&|x| x.candidate_loss)),
-            Series::line("first-target loss (full vocab)", pts(&|x| Some(x.first_target_loss))),
-            Series::line("all-target train loss", pts(&|x| Some(x.train_loss))),
-        ],
-        hlines: vec![(r.ln_k(), "ln K".into()), (ln36(), "ln 36".into()), (0.8 * ln36(), "(4/5) ln 36".into())],
-        vlines,
-        ..Default::default()
-    }
+    let title = format!("{} (K = {}, D = {})", r.name, r.k(), r.d());
+    crate::train::figure::loss_curve(title, r.ln_k(), &r.records, &r.taus)
 }
 
 fn range(v: &[f64]) -> (f64, f64) {
@@ -253,6 +233,12 @@ pub fn fixed_d(ctx: &Ctx) -> Result<SuiteOutcome> {
             _ => rows.push(Row::incomplete(&claim, paper(d), taus)),
         }
         series.push(Series::points(format!("D = {d}"), k.iter().copied().zip(t.iter().copied()).collect()));
+    }
+    if ctx.scale == super::suites::Scale::Paper {
+        for (d, cited) in [(10_000, &paper::FIXED_D_10K), (20_000, &paper::FIXED_D_20K)] {
+            let pts = cited.value.0.iter().map(|&(k, t)| (k as f64, t)).collect();
+            series.push(Series::points(format!("author's D = {d}"), pts));
+        }
     }
     let p = LinePlot {
         title: "Waiting time T1 vs K at fixed dataset size D".into(),

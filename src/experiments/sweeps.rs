@@ -79,7 +79,10 @@ pub fn lr(ctx: &Ctx) -> Result<SuiteOutcome> {
         series: vec![
             Series::points("T3 (window)", eta.iter().copied().zip(t3.iter().copied()).collect()),
             Series::points("T1", eta1.iter().copied().zip(t1.iter().copied()).collect()),
-        ],
+        ]
+        .into_iter()
+        .chain((ctx.scale == Scale::Paper).then(|| Series::points("author's T3", paper::LR_T3.value.to_vec())))
+        .collect(),
         log_x: true,
         log_y: true,
         ..Default::default()

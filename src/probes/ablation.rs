@@ -161,7 +161,7 @@ pub fn run_ablation(run: &RunView, steps: Option<Vec<u64>>) -> Result<AblationRe
                 ("mean".into(), c.heads.iter().map(|h| h.mean_loss_delta).collect()),
             ],
         )?;
-        run.write_text(&format!("ablation_{}.svg", c.label.replace(' ', "_")), &svg)?;
+        run.write_figure(&format!("ablation_{}.svg", c.label.replace(' ', "_")), &svg)?;
     }
     Ok(report)
 }

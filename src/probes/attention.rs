@@ -103,6 +103,6 @@ pub fn run_attention(run: &RunView, steps: Option<Vec<u64>>, n_examples: usize) 
         vlines,
         ..Default::default()
     };
-    run.write_text("attention.svg", &line_plot(&p)?)?;
+    run.write_figure("attention.svg", &line_plot(&p)?)?;
     Ok(report)
 }

@@ -142,7 +142,7 @@ pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
         vlines: vec![(t, format!("τ ({})", report.tau_definition))],
         ..Default::default()
     };
-    run.write_text("displacement.svg", &line_plot(&p)?)?;
+    run.write_figure("displacement.svg", &line_plot(&p)?)?;
     Ok(report)
 }
 

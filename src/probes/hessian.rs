@@ -146,6 +146,6 @@ pub fn run_hessian(
         vlines: vec![(tau as f64, "T1".into())],
         ..Default::default()
     };
-    run.write_text("hessian.svg", &line_plot(&p)?)?;
+    run.write_figure("hessian.svg", &line_plot(&p)?)?;
     Ok(report)
 }

@@ -103,6 +103,13 @@ impl RunView {
         Ok(p)
     }
 
+    /// Write a figure into `<run>/probes/`: `<name>` (an .svg) and the CSV beside it.
+    pub fn write_figure(&self, name: &str, fig: &crate::plot::Figure) -> Result<PathBuf> {
+        let p = self.write_text(name, &fig.svg)?;
+        self.write_text(&Path::new(name).with_extension("csv").to_string_lossy(), &fig.csv)?;
+        Ok(p)
+    }
+
     /// Write a text artefact (CSV, SVG) into `<run>/probes/`.
     pub fn write_text(&self, file: &str, text: &str) -> Result<PathBuf> {
         let dir = crate::train::layout::probes(&self.dir);

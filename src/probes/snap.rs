@@ -102,11 +102,6 @@ pub fn run_snap(run: &RunView, steps: Option<Vec<u64>>, n_groups: usize) -> Resu
         vlines: vec![(1.0, "T1".into())],
         ..Default::default()
     };
-    run.write_text("snap.svg", &line_plot(&p)?)?;
-    let mut csv = String::from("step,step_over_tau,frac_ge_08,frac_eq_1,mean_accuracy\n");
-    for p in &report.points {
-        csv += &format!("{},{},{},{},{}\n", p.step, p.step_over_tau, p.frac_ge_08, p.frac_eq_1, p.mean_accuracy);
-    }
-    run.write_text("snap.csv", &csv)?;
+    run.write_figure("snap.svg", &line_plot(&p)?)?;
     Ok(report)
 }

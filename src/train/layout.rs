@@ -7,6 +7,7 @@
 //! <runs>/<name>/manifest.json        provenance: version, revision, arithmetic, CPU, command
 //! <runs>/<name>/metrics.jsonl        one record per eval
 //! <runs>/<name>/summary.json         written once, when the run is complete
+//! <runs>/<name>/loss.svg, loss.csv   the loss curves, written with the summary
 //! <runs>/<name>/resume.safetensors   the state to resume from (parameters, AdamW moments, cursor)
 //! <runs>/<name>/checkpoints/step_NNNNNNNN.safetensors
 //! <runs>/<name>/probes/<probe>.json  cached probe results (and their .svg, .seconds)
@@ -24,9 +25,12 @@ const SUMMARY: &str = "summary.json";
 const RESUME: &str = "resume.safetensors";
 const CHECKPOINTS: &str = "checkpoints";
 const PROBES: &str = "probes";
+const LOSS_FIGURE: &str = "loss.svg";
+const LOSS_CSV: &str = "loss.csv";
 
 /// Every name a run directory holds (anything else in it is not the run's).
-pub const RUN_FILES: [&str; 7] = [CONFIG, MANIFEST, METRICS, SUMMARY, RESUME, CHECKPOINTS, PROBES];
+pub const RUN_FILES: [&str; 9] =
+    [CONFIG, MANIFEST, METRICS, SUMMARY, RESUME, CHECKPOINTS, PROBES, LOSS_FIGURE, LOSS_CSV];
 
 pub fn config(run: &Path) -> PathBuf {
     run.join(CONFIG)
@@ -42,6 +46,11 @@ pub fn metrics(run: &Path) -> PathBuf {
 
 pub fn summary(run: &Path) -> PathBuf {
     run.join(SUMMARY)
+}
+
+/// The loss-curve figure (its CSV beside it, `loss.csv`).
+pub fn loss_figure(run: &Path) -> PathBuf {
+    run.join(LOSS_FIGURE)
 }
 
 pub fn resume(run: &Path) -> PathBuf {

@@ -4,6 +4,7 @@
 pub mod batcher;
 pub mod checkpoint;
 pub mod eval;
+pub mod figure;
 pub mod inputs;
 pub mod layout;
 pub mod lock;

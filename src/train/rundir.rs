@@ -259,11 +259,15 @@ impl RunDir {
         Self::open(path)
     }
 
-    /// Write `summary.json` and return the summary.
+    /// Write `summary.json` and the loss curves, and return the summary.
     pub fn finish<S: Scalar>(&self, trainer: &Trainer<S>) -> Result<Summary> {
         let records = super::layout::read_metrics(&self.path)?;
         let s = summarize(&records, &trainer.state, &trainer.cfg, trainer.train.len());
         write_atomic(&super::layout::summary(&self.path), serde_json::to_string_pretty(&s).unwrap().as_bytes())?;
+        let name = self.path.file_name().map_or("run".into(), |n| n.to_string_lossy().into_owned());
+        let title = format!("{name} (K = {}, D = {})", s.k, s.d);
+        let fig = crate::plot::line_plot(&super::figure::loss_curve(title, s.ln_k, &records, &s.taus))?;
+        fig.save(&super::layout::loss_figure(&self.path))?;
         Ok(s)
     }
 }
