@@ -43,7 +43,18 @@ fn every_results_command_speaks_json() {
     assert!(b["median_ms"].as_f64().is_some_and(|t| t > 0.0) && b["arithmetic"].is_number(), "{b}");
     let dir = tmp("run");
     let r = dir.to_str().unwrap();
-    let t = json(&["train", "--out", r, "--set", "model.n_layers=1", "--set", "train.max_steps=2", "--json"]);
+    let t = json(&[
+        "train",
+        "--out",
+        r,
+        "--set",
+        "model.n_layers=1",
+        "--set",
+        "train.max_steps=2",
+        "--set",
+        "train.eval_every=1",
+        "--json",
+    ]);
     assert_eq!(t["summary"]["steps"], 2);
     let loss = std::fs::read_to_string(dir.join("loss.csv")).unwrap();
     assert!(loss.starts_with("series,kind,step,loss (nats)") && loss.contains("\ncandidate loss,line,"), "{loss}");
