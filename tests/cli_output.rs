@@ -100,6 +100,12 @@ fn exit_codes_tell_usage_from_files_from_refusals() {
     std::fs::write(&junk, b"not a tensor file").unwrap();
     assert_eq!(run(&["verify", "/nonexistent/a", "/nonexistent/b"]).0, 3);
     assert_eq!(run(&["verify", junk.to_str().unwrap(), junk.to_str().unwrap()]).0, 3);
+    let (code, _, err) = run(&["probe", "snap", "--run", "/nonexistent"]);
+    assert!(code == 3 && err.contains("give --run a directory made by"), "{err}");
+    let nowhere = tmp("nowhere");
+    let (code, _, err) = run(&["replicate", "plateau", "--report-only", "--out", nowhere.to_str().unwrap()]);
+    assert!(code == 3 && err.contains("no runs here to report on"), "{err}");
+    assert!(!nowhere.exists(), "a report over nothing is not written");
     // Refused: an existing run without --resume or --force.
     let dir = tmp("exists");
     let r = dir.to_str().unwrap();

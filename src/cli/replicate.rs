@@ -139,6 +139,11 @@ pub fn run(a: Args) -> Result<Outcome> {
         return list(&plan, &a);
     }
     if a.report_only {
+        let runs = plan.runs_dir();
+        if !runs.is_dir() {
+            let why = "no runs here to report on (--report-only reads the runs of an earlier `replicate`; check --out and --scale)";
+            return Err(Error::io(&runs, std::io::Error::new(std::io::ErrorKind::NotFound, why)));
+        }
         let path = crate::experiments::report::write_report(&plan, false)?;
         return reported(&path, a.output);
     }

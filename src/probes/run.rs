@@ -26,8 +26,11 @@ pub struct RunView {
 
 impl RunView {
     pub fn open(dir: &Path) -> Result<Self> {
-        let cfg = layout::read_config(dir)
-            .map_err(|e| Error::other(format!("{e}; give --run a directory made by `windtunnel train`")))?;
+        let hint = "give --run a directory made by `windtunnel train`";
+        let cfg = layout::read_config(dir).map_err(|e| match e {
+            Error::Format { path, message } => Error::Format { path, message: format!("{message}; {hint}") },
+            e => e,
+        })?;
         let records = layout::read_metrics(dir)?;
         layout::check_metrics(dir, &records, cfg.train.eval_every)?;
         let taus = taus(&records, cfg.data.k);
