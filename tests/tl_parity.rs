@@ -138,14 +138,22 @@ fn authors_init_loads_exactly_and_f64_is_the_widened_f32() {
 
 #[test]
 fn a_perturbed_tensor_is_caught_by_name() {
-    use windtunnel::check::compare::{CompareOpts, compare};
+    use windtunnel::check::compare::{CompareOpts, Criterion, compare};
     let reference = read(&golden("grads_f32.safetensors")).unwrap();
     let mut other = reference.clone();
     let t = other.tensors.iter_mut().find(|t| t.name == "grad.blocks.2.mlp.W_in").unwrap();
     if let windtunnel::io::tensors::Values::F32(v) = &mut t.values {
         v[1234] *= 1.001;
     }
-    let cmp = compare(&reference, &other, &CompareOpts { rtol: 1e-5, atol: 1e-9, prefixes: vec![], exclude: vec![] });
+    let cmp = compare(
+        &reference,
+        &other,
+        &CompareOpts {
+            criterion: Criterion::Elementwise { rtol: 1e-5, atol: 1e-9 },
+            prefixes: vec![],
+            exclude: vec![],
+        },
+    );
     let failed: Vec<&str> = cmp.rows.iter().filter(|r| !r.pass).map(|r| r.name.as_str()).collect();
     assert_eq!(failed, ["grad.blocks.2.mlp.W_in"]);
 }

@@ -2,8 +2,12 @@
 //!
 //! For every tensor present in both files (optionally only names starting with given prefixes):
 //! - integer tensors must be equal;
-//! - float tensors pass when every element satisfies `|other − ref| ≤ atol + rtol·|ref|`
-//!   (numpy `isclose` with REF as the reference); NaN matches only NaN;
+//! - float tensors are judged by the [`Criterion`]: identical bits, normwise
+//!   (`‖other − ref‖∞ / ‖ref‖∞ ≤ tol`, the presets), or elementwise
+//!   (`|other − ref| ≤ atol + rtol·|ref|`, numpy `isclose` with REF as the reference); NaN matches
+//!   only NaN. Normwise, a tensor that is zero up to rounding in the reference (‖ref‖∞ below
+//!   1e-6 of the largest of its kind, e.g. the key bias's gradient, which is exactly zero in exact
+//!   arithmetic) is judged on the scale of its kind (all gradients, all activations, all parameters);
 //! - the reported relative difference is `max |other − ref| / max(|ref|, floor)` with
 //!   `floor = 1e-6 · max|ref|` over the tensor (elements a million times smaller than the tensor's
 //!   largest are "near zero" and judged on the tensor's scale; `atol` decides them).
@@ -11,12 +15,32 @@
 //! A float dtype difference (f32 vs f64) is reported but compared by value; a shape difference or
 //! a tensor missing from OTHER fails; tensors only in OTHER are listed.
 
-use crate::io::tensors::{TensorFile, Values};
+use super::order::graph_key;
+use crate::io::tensors::{Tensor, TensorFile, Values};
+use std::collections::BTreeMap;
+
+/// How a float tensor is judged.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Criterion {
+    /// Every element identical (golden files, thread and SIMD invariance).
+    Bits,
+    /// `‖other − ref‖∞ / ‖ref‖∞ ≤ tol` per tensor (for a scalar: its relative error).
+    Normwise(f64),
+    /// `|other − ref| ≤ atol + rtol·|ref|` for every element.
+    Elementwise { rtol: f64, atol: f64 },
+}
+
+/// The normwise tolerance of `--preset f64`: a correct f64 port (TransformerLens) agrees to
+/// ≤ 2e-15; a LayerNorm eps of 1e-6 instead of 1e-5 differs by ≥ 1.9e-5 (`tests/verify_presets.rs`).
+pub const F64_TOL: f64 = 1e-12;
+/// The normwise tolerance of `--preset f32`: TransformerLens in f32 agrees to ≤ 1.2e-6.
+pub const F32_TOL: f64 = 1e-5;
+/// Below this fraction of the largest ‖ref‖∞ of its kind, a tensor is zero up to rounding.
+pub const ZERO_FRACTION: f64 = 1e-6;
 
 #[derive(Clone, Debug)]
 pub struct CompareOpts {
-    pub rtol: f64,
-    pub atol: f64,
+    pub criterion: Criterion,
     /// Only names starting with one of these (empty = all).
     pub prefixes: Vec<String>,
     /// Never names starting with one of these (the explicit way to leave a tensor out).
@@ -32,6 +56,8 @@ pub struct Row {
     pub shape: Vec<usize>,
     pub max_abs: f64,
     pub max_rel: f64,
+    /// ‖other − ref‖∞ / ‖ref‖∞ (NaN when a NaN differs; ‖Δ‖∞ itself when ‖ref‖∞ = 0).
+    pub norm_rel: f64,
     pub pass: bool,
     pub note: String,
 }
@@ -53,6 +79,10 @@ impl Comparison {
     pub fn row(&self, name: &str) -> Option<&Row> {
         self.rows.iter().find(|r| r.name == name)
     }
+    /// The first failing tensor in graph order: where the other implementation first goes wrong.
+    pub fn first_divergence(&self) -> Option<&Row> {
+        self.rows.iter().find(|r| !r.pass)
+    }
 }
 
 fn excluded(name: &str, opts: &CompareOpts) -> bool {
@@ -61,6 +91,25 @@ fn excluded(name: &str, opts: &CompareOpts) -> bool {
 
 fn selected(name: &str, prefixes: &[String]) -> bool {
     prefixes.is_empty() || prefixes.iter().any(|p| name.starts_with(p.as_str()))
+}
+
+/// The normwise relative difference ‖o − r‖∞ / ‖r‖∞ (‖o − r‖∞ when r is all zero; NaN when a NaN
+/// is on one side only).
+pub fn norm_rel(r: &[f64], o: &[f64]) -> f64 {
+    let mut scale = 0.0f64;
+    let mut diff = 0.0f64;
+    for (&a, &b) in r.iter().zip(o) {
+        if a.is_nan() != b.is_nan() {
+            return f64::NAN;
+        }
+        if a != b && !a.is_nan() {
+            diff = diff.max((a - b).abs());
+        }
+        if a.is_finite() {
+            scale = scale.max(a.abs());
+        }
+    }
+    if scale > 0.0 { diff / scale } else { diff }
 }
 
 /// Compare element lists: (max_abs, max_rel, all within tolerance).
@@ -89,8 +138,76 @@ pub fn compare_values(r: &[f64], o: &[f64], rtol: f64, atol: f64) -> (f64, f64, 
     (max_abs, max_rel, ok)
 }
 
+/// A tensor's kind, for the scale a zero-up-to-rounding tensor is judged on.
+fn kind(name: &str) -> &'static str {
+    if name.starts_with("grad.") {
+        "grad"
+    } else if name.starts_with("cache.") {
+        "cache"
+    } else {
+        "other"
+    }
+}
+
+/// The largest ‖ref‖∞ of each kind of float tensor in the reference.
+fn kind_scales(reference: &TensorFile) -> BTreeMap<&'static str, f64> {
+    let mut scales = BTreeMap::new();
+    for t in &reference.tensors {
+        if let Some(v) = t.to_f64() {
+            let m = v.iter().filter(|x| x.is_finite()).fold(0.0f64, |m, x| m.max(x.abs()));
+            let e = scales.entry(kind(&t.name)).or_insert(0.0f64);
+            *e = e.max(m);
+        }
+    }
+    scales
+}
+
+/// Judge float values: (pass, max_abs, max_rel, norm_rel).
+fn judge(a: &[f64], b: &[f64], criterion: Criterion, kind_scale: f64) -> (bool, f64, f64, f64) {
+    let (max_abs, max_rel, within) = match criterion {
+        Criterion::Elementwise { rtol, atol } => compare_values(a, b, rtol, atol),
+        _ => compare_values(a, b, 0.0, 0.0),
+    };
+    let scale = a.iter().filter(|x| x.is_finite()).fold(0.0f64, |m, x| m.max(x.abs()));
+    let mut norm = norm_rel(a, b);
+    if scale < ZERO_FRACTION * kind_scale && norm.is_finite() {
+        norm = max_abs / kind_scale; // zero up to rounding: judged on its kind's scale
+    }
+    let pass = match criterion {
+        Criterion::Bits => a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())),
+        Criterion::Normwise(tol) => norm <= tol,
+        Criterion::Elementwise { .. } => within,
+    };
+    (pass, max_abs, max_rel, norm)
+}
+
+/// What a shape difference looks like, and the other values rearranged to the reference's
+/// layout when that is meaningful: size-1 dimensions are ignored (a loss saved as [1]); a 2-D
+/// tensor stored transposed is compared transposed and fails with a note saying so.
+fn reshape(rshape: &[usize], oshape: &[usize], o: Vec<f64>) -> (Option<Vec<f64>>, bool, String) {
+    let squeeze = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+    let numel = |s: &[usize]| s.iter().product::<usize>();
+    if squeeze(rshape) == squeeze(oshape) {
+        return (Some(o), true, format!("shape {oshape:?} vs {rshape:?}: size-1 dims ignored"));
+    }
+    if rshape.len() == 2 && oshape == [rshape[1], rshape[0]] {
+        let (r, c) = (rshape[0], rshape[1]);
+        let t = (0..r * c).map(|i| o[(i % c) * r + i / c]).collect();
+        return (Some(t), false, format!("transposed: stored {oshape:?}, expected {rshape:?} (TL layout)"));
+    }
+    let what = if numel(rshape) != numel(oshape) {
+        "a different size"
+    } else if oshape.len() == 1 || rshape.len() == 1 {
+        "flattened"
+    } else {
+        "reshaped"
+    };
+    (None, false, format!("shape {oshape:?} vs {rshape:?}: {what}"))
+}
+
 pub fn compare(reference: &TensorFile, other: &TensorFile, opts: &CompareOpts) -> Comparison {
     let mut out = Comparison::default();
+    let scales = kind_scales(reference);
     for rt in reference.tensors.iter().filter(|t| selected(&t.name, &opts.prefixes) && !excluded(&t.name, opts)) {
         let Some(ot) = other.get(&rt.name) else {
             out.missing_in_other.push(rt.name.clone());
@@ -101,17 +218,12 @@ pub fn compare(reference: &TensorFile, other: &TensorFile, opts: &CompareOpts) -
             shape: rt.shape.clone(),
             max_abs: 0.0,
             max_rel: 0.0,
+            norm_rel: 0.0,
             pass: true,
             note: String::new(),
         };
-        if rt.shape != ot.shape {
-            row.pass = false;
-            row.note = format!("shape {:?} vs {:?}", rt.shape, ot.shape);
-            out.rows.push(row);
-            continue;
-        }
         match (&rt.values, &ot.values) {
-            (Values::I64(a), Values::I64(b)) => {
+            (Values::I64(a), Values::I64(b)) if rt.shape == ot.shape => {
                 let diff = a.iter().zip(b).filter(|(x, y)| x != y).count();
                 row.pass = diff == 0;
                 row.max_abs = a.iter().zip(b).map(|(x, y)| (x - y).unsigned_abs() as f64).fold(0.0, f64::max);
@@ -126,21 +238,15 @@ pub fn compare(reference: &TensorFile, other: &TensorFile, opts: &CompareOpts) -
             }
             (Values::I64(_), _) | (_, Values::I64(_)) => {
                 row.pass = false;
-                row.note = format!("dtype {} vs {}", rt.dtype_name(), ot.dtype_name());
+                row.note =
+                    format!("dtype {} vs {}, shape {:?} vs {:?}", rt.dtype_name(), ot.dtype_name(), rt.shape, ot.shape);
             }
-            _ => {
-                let (a, b) = (rt.to_f64().unwrap(), ot.to_f64().unwrap());
-                let (max_abs, max_rel, ok) = compare_values(&a, &b, opts.rtol, opts.atol);
-                row.max_abs = max_abs;
-                row.max_rel = max_rel;
-                row.pass = ok;
-                if rt.dtype_name() != ot.dtype_name() {
-                    row.note = format!("dtype {} vs {} (compared as f64)", rt.dtype_name(), ot.dtype_name());
-                }
-            }
+            _ => compare_floats(rt, ot, opts.criterion, scales[kind(&rt.name)], &mut row),
         }
         out.rows.push(row);
     }
+    out.rows.sort_by_key(|r| graph_key(&r.name));
+    out.missing_in_other.sort_by_key(|n| graph_key(n));
     out.only_in_other = other
         .tensors
         .iter()
@@ -148,4 +254,28 @@ pub fn compare(reference: &TensorFile, other: &TensorFile, opts: &CompareOpts) -
         .map(|t| t.name.clone())
         .collect();
     out
+}
+
+fn compare_floats(rt: &Tensor, ot: &Tensor, criterion: Criterion, kind_scale: f64, row: &mut Row) {
+    let (a, b) = (rt.to_f64().expect("a float tensor"), ot.to_f64().expect("a float tensor"));
+    let (b, shape_ok, shape_note) =
+        if rt.shape == ot.shape { (Some(b), true, String::new()) } else { reshape(&rt.shape, &ot.shape, b) };
+    let mut notes = vec![];
+    if !shape_note.is_empty() {
+        notes.push(shape_note);
+    }
+    match b {
+        Some(b) => {
+            let (pass, max_abs, max_rel, norm) = judge(&a, &b, criterion, kind_scale);
+            (row.max_abs, row.max_rel, row.norm_rel, row.pass) = (max_abs, max_rel, norm, pass && shape_ok);
+            if !shape_ok {
+                notes.push(if pass { "values match once transposed".into() } else { "differs even transposed".into() });
+            }
+        }
+        None => (row.max_abs, row.max_rel, row.norm_rel, row.pass) = (f64::NAN, f64::NAN, f64::NAN, false),
+    }
+    if rt.dtype_name() != ot.dtype_name() {
+        notes.push(format!("dtype {} vs {} (compared as f64)", rt.dtype_name(), ot.dtype_name()));
+    }
+    row.note = notes.join("; ");
 }

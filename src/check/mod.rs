@@ -1,2 +1,3 @@
 pub mod compare;
 pub mod gradcheck;
+pub mod order;

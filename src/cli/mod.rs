@@ -53,7 +53,21 @@ pub enum Outcome {
     CheckFailed,
 }
 
+/// A closed stdout (`windtunnel verify … | head`) ends the program as it ends any Unix tool,
+/// quietly with the status of SIGPIPE, not with a panic message.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or("");
+        if msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info)
+    }));
+}
+
 pub fn main() -> ExitCode {
+    quiet_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Data(a) => data::run(a),

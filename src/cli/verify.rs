@@ -1,5 +1,5 @@
 use super::Outcome;
-use crate::check::compare::{CompareOpts, Comparison, FLOOR_FRACTION, compare};
+use crate::check::compare::{CompareOpts, Comparison, Criterion, F32_TOL, F64_TOL, compare};
 use crate::error::Result;
 use crate::io::tensors;
 use serde_json::json;
@@ -11,12 +11,17 @@ pub struct Args {
     reference: PathBuf,
     /// File to check against it (e.g. the same export from your implementation).
     other: PathBuf,
-    /// Relative tolerance: pass when |other − ref| ≤ atol + rtol·|ref| elementwise.
-    #[arg(long, default_value_t = 1e-5, value_parser = tolerance)]
-    rtol: f64,
-    /// Absolute tolerance.
-    #[arg(long, default_value_t = 1e-8, value_parser = tolerance)]
-    atol: f64,
+    /// How to judge: `bits` (identical), `f64` (normwise ‖Δ‖∞/‖ref‖∞ ≤ 1e-12 per tensor) or `f32`
+    /// (normwise ≤ 1e-5), calibrated on TransformerLens against four wrong ports (docs/interop.md).
+    /// Default: `f32` when the reference holds f32 tensors, else `f64`.
+    #[arg(long, value_parser = ["bits", "f64", "f32"], conflicts_with_all = ["rtol", "atol"])]
+    preset: Option<String>,
+    /// Elementwise instead: pass when |other − ref| ≤ atol + rtol·|ref| for every element.
+    #[arg(long, value_parser = tolerance, requires = "atol")]
+    rtol: Option<f64>,
+    /// Absolute tolerance of the elementwise criterion (with --rtol).
+    #[arg(long, value_parser = tolerance, requires = "rtol")]
+    atol: Option<f64>,
     /// Only compare tensors whose names start with one of these prefixes (comma-separated),
     /// e.g. --keys logits,loss,grad.blocks.0
     #[arg(long, value_delimiter = ',')]
@@ -41,29 +46,57 @@ fn tolerance(s: &str) -> std::result::Result<f64, String> {
 pub fn run(a: Args) -> Result<Outcome> {
     let r = tensors::read(&a.reference)?;
     let o = tensors::read(&a.other)?;
-    let opts = CompareOpts { rtol: a.rtol, atol: a.atol, prefixes: a.keys.clone(), exclude: a.exclude.clone() };
+    let (criterion, described) = criterion(&a, &r);
+    let opts = CompareOpts { criterion, prefixes: a.keys.clone(), exclude: a.exclude.clone() };
     let cmp = compare(&r, &o, &opts);
     let passed = cmp.passed() && !cmp.rows.is_empty();
+    let first = cmp.first_divergence().map(|r| r.name.clone()).or_else(|| cmp.missing_in_other.first().cloned());
     a.out.emit(&json!({
         "passed": passed, "compared": cmp.rows.len(), "failed": cmp.failures(),
-        "rtol": a.rtol, "atol": a.atol,
+        "criterion": described, "first_divergence": first,
         "tensors": cmp.rows.iter().map(|r| json!({
-            "name": r.name, "shape": r.shape, "max_abs": r.max_abs, "max_rel": r.max_rel,
+            "name": r.name, "shape": r.shape, "max_abs": r.max_abs, "max_rel": r.max_rel, "norm_rel": r.norm_rel,
             "pass": r.pass, "note": r.note,
         })).collect::<Vec<_>>(),
         "missing_in_other": cmp.missing_in_other, "only_in_other": cmp.only_in_other,
     }));
     if !a.out.json {
-        print_table(&cmp, &a, passed);
+        print_table(&cmp, &a, passed, &described);
     }
     Ok(if passed { Outcome::Ok } else { Outcome::CheckFailed })
 }
 
-/// The table: every tensor (only failing ones with --quiet), then the one-line result.
-fn print_table(cmp: &Comparison, a: &Args, passed: bool) {
+/// The criterion asked for, and how the report names it.
+fn criterion(a: &Args, reference: &crate::io::tensors::TensorFile) -> (Criterion, String) {
+    if let (Some(rtol), Some(atol)) = (a.rtol, a.atol) {
+        return (Criterion::Elementwise { rtol, atol }, format!("elementwise: |Δ| ≤ {atol:.1e} + {rtol:.1e}·|ref|"));
+    }
+    let f32_reference = reference.tensors.iter().any(|t| t.dtype_name() == "F32");
+    let preset = a.preset.clone().unwrap_or_else(|| if f32_reference { "f32" } else { "f64" }.into());
+    match preset.as_str() {
+        "bits" => (Criterion::Bits, "preset bits: identical".into()),
+        "f32" => (Criterion::Normwise(F32_TOL), format!("preset f32: ‖Δ‖∞/‖ref‖∞ ≤ {F32_TOL:.0e}")),
+        _ => (Criterion::Normwise(F64_TOL), format!("preset f64: ‖Δ‖∞/‖ref‖∞ ≤ {F64_TOL:.0e}")),
+    }
+}
+
+/// The diagnosis line, the table (forward graph, then gradients backward; only failing rows
+/// with --quiet), then the one-line result.
+fn print_table(cmp: &Comparison, a: &Args, passed: bool, described: &str) {
     let width = cmp.rows.iter().map(|r| r.name.len()).max().unwrap_or(6).max(6);
+    match (cmp.first_divergence(), cmp.missing_in_other.first()) {
+        (Some(r), _) => println!(
+            "first divergence: {} (‖Δ‖∞/‖ref‖∞ {:.2e}{}); everything before it agrees",
+            r.name,
+            r.norm_rel,
+            if r.note.is_empty() { String::new() } else { format!("; {}", r.note) }
+        ),
+        (None, Some(m)) => println!("first divergence: {m} is missing in {}", a.other.display()),
+        (None, None) if passed && a.out.text() => println!("no divergence ({described})"),
+        _ => {}
+    }
     if a.out.text() {
-        println!("{:<width$}  {:<16}  {:>10}  {:>10}  status", "tensor", "shape", "max_abs", "max_rel");
+        println!("{:<width$}  {:<16}  {:>10}  {:>10}  status", "tensor", "shape", "max_abs", "norm_rel");
     }
     for row in &cmp.rows {
         if a.out.quiet && row.pass {
@@ -76,7 +109,7 @@ fn print_table(cmp: &Comparison, a: &Args, passed: bool) {
             row.name,
             format!("{:?}", row.shape),
             row.max_abs,
-            row.max_rel
+            row.norm_rel
         );
     }
     for m in &cmp.missing_in_other {
@@ -91,11 +124,5 @@ fn print_table(cmp: &Comparison, a: &Args, passed: bool) {
     if a.out.quiet && passed {
         return;
     }
-    println!(
-        "{} tensors compared, {} failed (rtol {:.1e}, atol {:.1e}; max_rel floor = {FLOOR_FRACTION:.0e} × max|ref| per tensor)",
-        cmp.rows.len(),
-        cmp.failures(),
-        a.rtol,
-        a.atol
-    );
+    println!("{} tensors compared, {} failed ({described})", cmp.rows.len(), cmp.failures());
 }

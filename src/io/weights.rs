@@ -78,21 +78,23 @@ pub fn file_model_config(file: &TensorFile, path: &Path) -> Result<Option<ModelC
     }
 }
 
-/// Load parameters by TL name from a parsed file. `expected`, when given, must match the
-/// file's recorded config (if any); without either, the canonical config is assumed. Every
+/// Load parameters by TL name from a parsed file. `expected`, when given, must have the shapes of
+/// the file's recorded config (if any) and is the config used: weights do not depend on
+/// LayerNorm's eps or the activation, so a port's variant (`--set model.eps=…`) loads them.
+/// Without either, the canonical config is assumed. Every
 /// parameter must be present with its TL shape; other tensors (TL buffers, gradients, logits)
 /// are ignored. f32 files load exactly into f64 models; f64 files round into f32 models.
 pub fn model_from_file<S: Scalar>(file: &TensorFile, path: &Path, expected: Option<&ModelConfig>) -> Result<Model<S>> {
     let recorded = file_model_config(file, path)?;
     let cfg = match (recorded, expected) {
-        (Some(r), Some(e)) if r.resolved() != e.resolved() => {
+        (Some(r), Some(e)) if describe(&r.resolved()) != describe(&e.resolved()) => {
             return Err(Error::format(
                 path,
                 format!("holds a model of another config: {} (expected {})", describe(&r), describe(e)),
             ));
         }
-        (Some(r), _) => r,
-        (None, Some(e)) => e.clone(),
+        (_, Some(e)) => e.clone(),
+        (Some(r), None) => r,
         (None, None) => ModelConfig::canonical(),
     };
     cfg.validate()?;
