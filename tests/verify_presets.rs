@@ -158,3 +158,27 @@ fn shapes_are_explained_and_a_size_1_dim_is_no_difference() {
     assert!(note.contains("transposed") && note.contains("values match once transposed"), "{note}");
     assert_eq!(v["first_divergence"], "blocks.0.mlp.W_in");
 }
+
+#[test]
+fn other_names_get_a_hint_and_rename_maps_them() {
+    let wt = tmp("names_ref.safetensors");
+    export("f64", &golden("init_f64.safetensors"), &[], &wt);
+    let file = tensors::read(&wt).unwrap();
+    let renamed = |f: &dyn Fn(&str) -> String| -> Vec<Tensor> {
+        file.tensors.iter().map(|t| Tensor { name: f(&t.name), ..t.clone() }).collect()
+    };
+    // Hugging Face GPT-2 names for the embeddings: a hint, and the missing list is cut short.
+    let hf = tmp("names_hf.safetensors");
+    let to_hf = |n: &str| if n == "embed.W_E" { "transformer.wte.weight".into() } else { format!("x.{n}") };
+    tensors::write(&hf, &renamed(&to_hf), None).unwrap();
+    let (code, out, _) = run(&["verify", wt.to_str().unwrap(), hf.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(out.contains("hint:") && out.contains("c_attn") && out.contains("more missing in"), "{out}");
+    // --rename maps them back one to one: the comparison passes.
+    let map = tmp("names.txt");
+    let lines: String = file.tensors.iter().map(|t| format!("{} {}\n", to_hf(&t.name), t.name)).collect();
+    std::fs::write(&map, lines).unwrap();
+    let (code, out, err) =
+        run(&["verify", wt.to_str().unwrap(), hf.to_str().unwrap(), "--rename", map.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+}

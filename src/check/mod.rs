@@ -1,3 +1,4 @@
 pub mod compare;
 pub mod gradcheck;
+pub mod names;
 pub mod order;

@@ -30,6 +30,10 @@ pub struct Args {
     /// to skip what cannot or need not be compared; anything else not compared fails.
     #[arg(long, value_delimiter = ',')]
     exclude: Vec<String>,
+    /// Rename tensors of the second file first: one `their_name tl_name` pair per line (for a port
+    /// whose names differ from TransformerLens's one to one).
+    #[arg(long, value_name = "FILE")]
+    rename: Option<PathBuf>,
     #[command(flatten)]
     out: super::Output,
 }
@@ -45,7 +49,22 @@ fn tolerance(s: &str) -> std::result::Result<f64, String> {
 
 pub fn run(a: Args) -> Result<Outcome> {
     let r = tensors::read(&a.reference)?;
-    let o = tensors::read(&a.other)?;
+    let mut o = tensors::read(&a.other)?;
+    if let Some(path) = &a.rename {
+        let pairs = crate::check::names::read_rename(path)?;
+        for t in o.tensors.iter_mut() {
+            if let Some((_, to)) = pairs.iter().find(|(from, _)| *from == t.name) {
+                t.name = to.clone();
+            }
+        }
+        o.tensors.sort_by(|x, y| x.name.cmp(&y.name)); // lookups are by binary search
+        if let Some(w) = o.tensors.windows(2).find(|w| w[0].name == w[1].name) {
+            let what = format!("two tensors of {} would both be named {}", a.other.display(), w[0].name);
+            return Err(crate::error::Error::format(path, what));
+        }
+    }
+    let hint = (!o.tensors.is_empty()).then(|| o.tensors.iter().map(|t| t.name.clone()).collect::<Vec<_>>());
+    let hint = hint.and_then(|n| crate::check::names::scheme_hint(&n));
     let (criterion, described) = criterion(&a, &r);
     let opts = CompareOpts { criterion, prefixes: a.keys.clone(), exclude: a.exclude.clone() };
     let cmp = compare(&r, &o, &opts);
@@ -58,10 +77,13 @@ pub fn run(a: Args) -> Result<Outcome> {
             "name": r.name, "shape": r.shape, "max_abs": r.max_abs, "max_rel": r.max_rel, "norm_rel": r.norm_rel,
             "pass": r.pass, "note": r.note,
         })).collect::<Vec<_>>(),
-        "missing_in_other": cmp.missing_in_other, "only_in_other": cmp.only_in_other,
+        "missing_in_other": cmp.missing_in_other, "only_in_other": cmp.only_in_other, "naming_hint": hint,
     }));
     if !a.out.json {
         print_table(&cmp, &a, passed, &described);
+        if let (Some(h), false) = (hint, cmp.missing_in_other.is_empty()) {
+            println!("hint: {} is missing {} tensors; {h}", a.other.display(), cmp.missing_in_other.len());
+        }
     }
     Ok(if passed { Outcome::Ok } else { Outcome::CheckFailed })
 }
@@ -112,8 +134,12 @@ fn print_table(cmp: &Comparison, a: &Args, passed: bool, described: &str) {
             row.norm_rel
         );
     }
-    for m in &cmp.missing_in_other {
+    // A port with other names would list every tensor: the first few, then a count.
+    for m in cmp.missing_in_other.iter().take(10) {
         println!("{m:<width$}  missing in {}  FAIL", a.other.display());
+    }
+    if cmp.missing_in_other.len() > 10 {
+        println!("… and {} more missing in {}", cmp.missing_in_other.len() - 10, a.other.display());
     }
     if !cmp.only_in_other.is_empty() && a.out.text() {
         let shown: Vec<&str> = cmp.only_in_other.iter().take(6).map(|s| s.as_str()).collect();
