@@ -182,3 +182,49 @@ fn other_names_get_a_hint_and_rename_maps_them() {
         run(&["verify", wt.to_str().unwrap(), hf.to_str().unwrap(), "--rename", map.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// windtunnel's trajectory reference from the author's init and PyTorch's epoch permutation.
+fn trajectory(out: &Path, extra: &[&str]) {
+    let order = format!("train.data_order={:?}", golden("traj_constant_f64.safetensors"));
+    let init = golden("init_f64.safetensors");
+    let mut args = vec!["export", "--steps", "12", "--dtype", "f64", "--init", &init, "--set", &order, "-q"];
+    for e in extra {
+        args.extend(["--set", e]);
+    }
+    args.extend(["--out", out.to_str().unwrap()]);
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_trajectory_reference_matches_pytorchs_and_a_wrong_loop_is_named() {
+    let pytorch = PathBuf::from(golden("traj_constant_f64.safetensors"));
+    let ours = tmp("traj.safetensors");
+    trajectory(&ours, &[]);
+    // The author's PyTorch loop (TL harness), 12 AdamW steps: losses, lr, gradient norms, parameters.
+    let (code, v) = verify(&pytorch, &ours, &["--exclude", "perm"]);
+    assert_eq!(code, 0, "{v}");
+    assert!(v["compared"].as_u64().unwrap() >= 70, "{v}");
+    let (code, v) = verify(
+        &ours,
+        &{
+            let p = tmp("traj_lr.safetensors");
+            trajectory(&p, &["train.lr=1.1e-3"]);
+            p
+        },
+        &[],
+    );
+    assert_eq!((code, v["first_divergence"].as_str()), (1, Some("lr")));
+    let no_decay = tmp("traj_wd.safetensors");
+    trajectory(&no_decay, &["train.weight_decay=0.0"]);
+    let (code, v) = verify(&ours, &no_decay, &[]);
+    assert_eq!((code, v["first_divergence"].as_str()), (1, Some("losses")), "step 2's loss sees step 1's update");
+    // The key bias drifts on rounding noise: within 2·Σlr it is no difference, beyond it is.
+    let drift = |by: f64, name: &str| {
+        let p = tmp(name);
+        edited(&ours, &p, "blocks.2.attn.b_K", |v, _| v.iter().map(|x| x + by).collect());
+        verify(&ours, &p, &[]).0
+    };
+    assert_eq!(drift(5e-3, "traj_bk_small.safetensors"), 0);
+    assert_eq!(drift(0.1, "traj_bk_large.safetensors"), 1);
+}

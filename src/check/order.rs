@@ -42,6 +42,10 @@ const BLOCK: [&str; 31] = [
 /// Position of a (prefix-free) TL name in the forward graph; None for names not in it.
 fn forward_position(name: &str) -> Option<i64> {
     let fixed = |n: &str| match n {
+        // A trajectory's per-step record comes first: the earliest step that differs shows there.
+        "lr" => Some(-3),
+        "losses" => Some(-2),
+        "grad_norm_sq" => Some(-1),
         "tokens" | "labels" => Some(0),
         "embed.W_E" | "hook_embed" => Some(1),
         "pos_embed.W_pos" | "hook_pos_embed" => Some(2),

@@ -32,6 +32,14 @@ pub struct Args {
     /// Also write activations as cache.<TL hook name>.
     #[arg(long)]
     hooks: bool,
+    /// A trajectory reference instead: train this many steps (the config's init, data order and
+    /// schedule; no periodic eval) and write per-step `losses`, `lr`, `grad_norm_sq` and the
+    /// parameters after the last step (docs/interop.md).
+    #[arg(long, conflicts_with_all = ["batch", "hooks"], value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    steps: Option<u64>,
+    /// With --steps: also the parameters after every this many steps, as `step_NNNNNN.<name>`.
+    #[arg(long, requires = "steps", value_parser = clap::value_parser!(u64).range(1..))]
+    every: Option<u64>,
     /// Output file (safetensors; a file path, not a directory).
     #[arg(long)]
     out: PathBuf,
@@ -41,6 +49,12 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<Outcome> {
     let cfg = RunConfig::load(a.config.as_deref(), &a.set)?;
+    if let Some(steps) = a.steps {
+        return match a.dtype {
+            Dtype::F32 => trajectory::<f32>(&a, cfg, steps),
+            Dtype::F64 => trajectory::<f64>(&a, cfg, steps),
+        };
+    }
     let batch = match &a.batch {
         Some(p) => export::batch_from_file(&tensors::read(p)?, p)?,
         None => {
@@ -64,6 +78,18 @@ pub fn run(a: Args) -> Result<Outcome> {
         Dtype::F32 => write::<f32>(&a, &cfg, &init, &batch),
         Dtype::F64 => write::<f64>(&a, &cfg, &init, &batch),
     }
+}
+
+fn trajectory<S: Scalar>(a: &Args, cfg: RunConfig, steps: u64) -> Result<Outcome> {
+    let init = a.init.clone().unwrap_or_else(|| cfg.train.init.clone());
+    let model = weights::init_model::<S>(&init, &cfg.model)?;
+    let mut tr = crate::train::Trainer::new(cfg, model, std::path::Path::new("."))?;
+    let (ts, meta) = export::trajectory_tensors(&mut tr, steps, a.every)?;
+    tensors::write(&a.out, &ts, Some(&meta))?;
+    let last = tr.state.step;
+    a.output.emit(&serde_json::json!({ "file": a.out, "tensors": ts.len(), "steps": last, "dtype": S::NAME }));
+    a.output.note(format!("wrote a {last}-step trajectory ({} tensors, {}) to {}", ts.len(), S::NAME, a.out.display()));
+    Ok(Outcome::Ok)
 }
 
 fn write<S: Scalar>(a: &Args, cfg: &RunConfig, init: &str, batch: &Batch) -> Result<Outcome> {

@@ -34,6 +34,36 @@ pub fn export_tensors<S: Scalar>(model: &Model<S>, batch: &Batch, hooks: bool) -
     Ok((out, FileMeta::new("export", &model.cfg, S::NAME).to_json()))
 }
 
+/// Train `steps` steps from the trainer's state and collect a trajectory reference: `losses`,
+/// `lr` and `grad_norm_sq` per step (the format of the TransformerLens harness's dumps,
+/// golden/tl/traj_*), the parameters after the last step under TL names, and with `every` the
+/// parameters after every `every` steps as `step_NNNNNN.<name>`. No periodic eval is paid for.
+pub fn trajectory_tensors<S: Scalar>(
+    tr: &mut crate::train::Trainer<S>,
+    steps: u64,
+    every: Option<u64>,
+) -> Result<(Vec<Tensor>, String)> {
+    let (mut losses, mut lr, mut gn2) = (vec![], vec![], vec![]);
+    let mut out = vec![];
+    for s in 1..=steps {
+        let stats = tr.step()?;
+        losses.push(stats.loss);
+        lr.push(tr.state.last_lr);
+        gn2.push(stats.grad_norm_sq);
+        if every.is_some_and(|k| s % k == 0 && s < steps) {
+            out.extend(
+                param_tensors(&tr.model).into_iter().map(|t| Tensor { name: format!("step_{s:06}.{}", t.name), ..t }),
+            );
+        }
+    }
+    out.extend(param_tensors(&tr.model));
+    let n = vec![steps as usize];
+    out.push(Tensor::from_scalars("losses", n.clone(), &losses));
+    out.push(Tensor::from_scalars("lr", n.clone(), &lr));
+    out.push(Tensor::from_scalars("grad_norm_sq", n, &gn2));
+    Ok((out, FileMeta::new("trajectory", &tr.model.cfg, S::NAME).to_json()))
+}
+
 /// Read `tokens` and `labels` (integer [B, T]) from a parsed file into a batch.
 pub fn batch_from_file(file: &TensorFile, path: &Path) -> Result<Batch> {
     let get = |name: &str| -> Result<(Vec<usize>, Vec<i64>)> {

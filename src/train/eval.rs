@@ -15,6 +15,8 @@ pub struct BatchStats {
     pub accuracy: f64,
     /// Mean over examples of the full-vocabulary CE of the first target token.
     pub first_target_loss: f64,
+    /// The squared gradient norm of the step (before clipping); 0 for a forward alone.
+    pub grad_norm_sq: f64,
 }
 
 /// Read the statistics of the last forward on `batch` from the workspace.
@@ -40,6 +42,7 @@ pub fn batch_stats<S: Scalar>(model: &Model<S>, ws: &Workspace<S>, batch: &Batch
         loss: loss.value(),
         accuracy: if total > 0 { hit as f64 / total as f64 } else { 0.0 },
         first_target_loss: first_target_loss(ws, batch),
+        grad_norm_sq: 0.0,
     }
 }
 

@@ -100,7 +100,7 @@ impl<S: Scalar> Trainer<S> {
                 loss.value()
             )));
         }
-        let stats = batch_stats(&self.model, &self.ws, &batch, loss);
+        let stats = BatchStats { grad_norm_sq: gn2, ..batch_stats(&self.model, &self.ws, &batch, loss) };
         let (gn2_clipped, clipped) = match tc.grad_clip {
             Some(max_norm) => {
                 clip_grad_norm(&mut self.grads, gn2, max_norm);
