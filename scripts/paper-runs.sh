@@ -53,8 +53,18 @@ train() {
   wait
 }
 
+# A probe is done when its wall time is written, after its result: the Hessian probe saves its
+# JSON after every checkpoint, so a killed one leaves a partial result without `.seconds`.
 probed() {
-  for p in $PROBES; do [ -f "$1/probes/$p.json" ] || return 1; done
+  for p in $PROBES; do [ -f "$1/probes/$p.json" ] && [ -f "$1/probes/$p.seconds" ] || return 1; done
+}
+
+# Partial probe results (a result without its wall time) are removed, so they are computed again.
+drop_partial_probes() {
+  for f in "$WORK"/paper/runs/*/probes/*.json; do
+    [ -f "$f" ] && [ ! -f "${f%.json}.seconds" ] && rm -f "$f" && echo "removed partial probe result $f"
+  done
+  return 0
 }
 
 save() {
@@ -79,7 +89,7 @@ save() {
 }
 
 case "${1:-}" in
-  start) build; restore; nohup "$0" train >> "$WORK/paper-runs.log" 2>&1 &
+  start) build; restore; drop_partial_probes; nohup "$0" train >> "$WORK/paper-runs.log" 2>&1 &
          echo "training in the background; log: $WORK/paper-runs.log" ;;
   train) train ;;
   save) build; save ;;

@@ -127,10 +127,13 @@ pub fn run_hessian(
         let p = hessian_at(run, s, batch_size, lanczos_steps, tau)?;
         on_point(&p);
         points.push(p);
-        // Save as we go: each point takes minutes.
-        run.write_json("hessian", &HessianReport { tau_t1: tau, batch_size, points: points.clone() })?;
+        // Save as we go (each point takes minutes), under another name: `hessian.json` is the
+        // complete result, and the report's cache takes any file of that name as complete.
+        run.write_json("hessian.partial", &HessianReport { tau_t1: tau, batch_size, points: points.clone() })?;
     }
     let report = HessianReport { tau_t1: tau, batch_size, points };
+    run.write_json("hessian", &report)?;
+    let _ = std::fs::remove_file(crate::train::layout::probes(&run.dir).join("hessian.partial.json"));
     let xs = |f: &dyn Fn(&HessianPoint) -> f64| report.points.iter().map(|p| (p.step as f64, f(p))).collect::<Vec<_>>();
     let p = LinePlot {
         title: format!("Hessian extreme eigenvalues (K = {}, batch {})", run.cfg.data.k, batch_size),
