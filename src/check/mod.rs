@@ -2,3 +2,4 @@ pub mod compare;
 pub mod gradcheck;
 pub mod names;
 pub mod order;
+pub mod verify;

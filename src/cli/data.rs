@@ -1,6 +1,6 @@
 use super::Outcome;
 use crate::error::{Error, Result};
-use crate::io::tensors::{self, Tensor};
+use crate::io::tensors;
 use crate::task::dataset::sha_trained_targets;
 use crate::task::{DataConfig, TaskKind, ZSharing, generate, sha_gen, sha_train, train_split};
 use std::io::Write;
@@ -123,10 +123,7 @@ pub fn run(a: Args) -> Result<Outcome> {
     }
     if let Some(path) = a.out_tensors {
         let (d, t) = (train.len(), train.seq_len());
-        let tokens = train.encoded.iter().flat_map(|e| e.tokens.iter().map(|&x| x as i64)).collect();
-        let labels = train.encoded.iter().flat_map(|e| e.labels.iter().map(|&x| x as i64)).collect();
-        let ts = [Tensor::i64("tokens", vec![d, t], tokens), Tensor::i64("labels", vec![d, t], labels)];
-        tensors::write(&path, &ts, None)?;
+        tensors::write(&path, &crate::io::export::train_set_tensors(&train), None)?;
         out.note(format!("wrote tokens/labels [{d}, {t}] to {}", path.display()));
     }
     Ok(Outcome::Ok)

@@ -10,6 +10,14 @@ use crate::numerics::Scalar;
 use crate::task::Batch;
 use std::path::Path;
 
+/// The training set as `tokens` and `labels`, int64 [D, T], in train order (`data --out-tensors`).
+pub fn train_set_tensors(train: &crate::task::TrainSet) -> Vec<Tensor> {
+    let (d, t) = (train.len(), train.seq_len());
+    let tokens = train.encoded.iter().flat_map(|e| e.tokens.iter().map(|&x| x as i64)).collect();
+    let labels = train.encoded.iter().flat_map(|e| e.labels.iter().map(|&x| x as i64)).collect();
+    vec![Tensor::i64("tokens", vec![d, t], tokens), Tensor::i64("labels", vec![d, t], labels)]
+}
+
 /// Run forward and backward on `batch` and collect every export tensor.
 pub fn export_tensors<S: Scalar>(model: &Model<S>, batch: &Batch, hooks: bool) -> Result<(Vec<Tensor>, String)> {
     let mut ws = model.workspace(batch.batch_size, batch.seq_len);

@@ -190,31 +190,59 @@ fn from_bytes(bytes: &[u8]) -> std::result::Result<TensorFile, String> {
     for (name, view) in st.iter() {
         let shape = view.shape().to_vec();
         let data = view.data();
-        let values = match view.dtype() {
-            safetensors::Dtype::F32 => {
-                Values::F32(data.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect())
-            }
-            safetensors::Dtype::F64 => {
-                Values::F64(data.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect())
-            }
-            safetensors::Dtype::I64 => {
-                Values::I64(data.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect())
-            }
-            safetensors::Dtype::I32 => {
-                Values::I64(data.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap()) as i64).collect())
-            }
-            safetensors::Dtype::BF16 => Values::F32(
-                data.chunks_exact(2).map(|c| f32::from_bits((u16::from_le_bytes([c[0], c[1]]) as u32) << 16)).collect(),
-            ),
-            safetensors::Dtype::F16 => {
-                Values::F32(data.chunks_exact(2).map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]]))).collect())
-            }
-            other => Values::Other(format!("{other:?}")),
-        };
+        let values = decode(view.dtype(), data);
         tensors.push(Tensor { name: name.to_string(), shape, values });
     }
     tensors.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(TensorFile { tensors, metadata })
+}
+
+/// Raw little-endian bytes of a dtype → values: f16 and bf16 widen exactly to f32, i32 to i64;
+/// dtypes windtunnel does not compute with are kept by name.
+fn decode(dtype: safetensors::Dtype, data: &[u8]) -> Values {
+    match dtype {
+        safetensors::Dtype::F32 => {
+            Values::F32(data.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect())
+        }
+        safetensors::Dtype::F64 => {
+            Values::F64(data.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect())
+        }
+        safetensors::Dtype::I64 => {
+            Values::I64(data.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect())
+        }
+        safetensors::Dtype::I32 => {
+            Values::I64(data.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap()) as i64).collect())
+        }
+        safetensors::Dtype::BF16 => Values::F32(
+            data.chunks_exact(2).map(|c| f32::from_bits((u16::from_le_bytes([c[0], c[1]]) as u32) << 16)).collect(),
+        ),
+        safetensors::Dtype::F16 => {
+            Values::F32(data.chunks_exact(2).map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]]))).collect())
+        }
+        other => Values::Other(format!("{other:?}")),
+    }
+}
+
+impl Tensor {
+    /// A tensor from raw little-endian bytes and a safetensors dtype name (`F32`, `F64`, `I64`,
+    /// `I32`, `F16`, `BF16`; others are kept by name and cannot be compared), checked against
+    /// the shape. The Python package's way in.
+    pub fn from_raw(name: &str, dtype: &str, shape: Vec<usize>, data: &[u8]) -> std::result::Result<Tensor, String> {
+        let dt: safetensors::Dtype =
+            serde_json::from_value(serde_json::Value::String(dtype.to_string())).map_err(|_| {
+                format!("tensor {name}: unknown dtype {dtype:?} (allowed F32, F64, I64, I32, F16, BF16, …)")
+            })?;
+        let numel = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        if numel.and_then(|n| n.checked_mul(dt.bitsize() / 8)) != Some(data.len()) {
+            return Err(format!("tensor {name}: {} bytes do not hold shape {shape:?} of {dtype}", data.len()));
+        }
+        Ok(Tensor { name: name.to_string(), shape, values: decode(dt, data) })
+    }
+
+    /// The values as raw little-endian bytes (empty for a dtype windtunnel does not hold).
+    pub fn raw_bytes(&self) -> Vec<u8> {
+        self.bytes()
+    }
 }
 
 /// IEEE half → single (exact).
@@ -265,6 +293,17 @@ mod tests {
         let mut bad = bytes.clone();
         bad[0] = 0xff;
         assert!(from_bytes(&bad).is_err());
+    }
+
+    #[test]
+    fn raw_bytes_are_checked_against_dtype_and_shape() {
+        let t = Tensor::from_raw("x", "I32", vec![2], &[1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]).unwrap();
+        assert_eq!(t.values, Values::I64(vec![1, -1]));
+        let f = Tensor::from_scalars("y", vec![], &[0.5f64]);
+        assert_eq!(Tensor::from_raw("y", "F64", vec![], &f.raw_bytes()).unwrap(), f);
+        assert!(Tensor::from_raw("x", "I32", vec![3], &[0; 8]).unwrap_err().contains("do not hold shape [3]"));
+        assert!(Tensor::from_raw("x", "Q7", vec![1], &[0]).unwrap_err().contains("unknown dtype \"Q7\""));
+        assert!(Tensor::from_raw("x", "F32", vec![usize::MAX, 2], &[]).is_err(), "overflowing shape");
     }
 
     #[test]
