@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The Python package's tests: a fresh venv with the pinned maturin, numpy and pytest from PyPI
+# (python/requirements-package.txt), `pip install ./python` (builds the Rust extension), pytest.
+#   scripts/python-tests.sh            venv in target/python-venv (WT_VENV=DIR to choose)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=$(realpath -m "${WT_VENV:-target/python-venv}")
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    echo "python3 with venv is needed (Debian: apt-get install python3-venv)" >&2
+    exit 2
+fi
+[ -x "$VENV/bin/pip" ] || python3 -m venv "$VENV"
+"$VENV/bin/pip" install -q --disable-pip-version-check -r python/requirements-package.txt
+# The extension shares the repository's target directory: the library's dependencies build once.
+PATH="$VENV/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" "$VENV/bin/pip" install -q --disable-pip-version-check --no-build-isolation \
+    --force-reinstall --no-deps ./python
+"$VENV/bin/pytest" -q -p no:cacheprovider python/tests
