@@ -1,0 +1,66 @@
+"""docs/interop.md runs as written: its sh and python blocks in order, in one scratch directory
+(with golden/ and configs/ linked in), the `text` block after a command checked against what it
+printed. `<!-- test: exit N -->` expects that exit code; `<!-- test: needs torch -->` blocks run
+when torch and transformer-lens are importable."""
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+BLOCK = re.compile(r"(?:<!-- test: (?P<tag>[^>]*) -->\n)?```(?P<lang>sh|python|text)\n(?P<code>.*?)```", re.S)
+
+
+def blocks():
+    return [m.groupdict() for m in BLOCK.finditer((ROOT / "docs" / "interop.md").read_text())]
+
+
+def windtunnel_bin():
+    path = os.environ.get("WT_BIN") or str(ROOT / "target" / "release" / "windtunnel")
+    if not os.path.exists(path):
+        subprocess.run(["cargo", "build", "--release", "--bin", "windtunnel"], cwd=ROOT, check=True)
+    return path
+
+
+def run_sh(code, exit_code, cwd):
+    script = code.replace("cargo run --release --", windtunnel_bin())
+    p = subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True)
+    assert p.returncode == exit_code, f"{code}\nexit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    return p.stdout
+
+
+def shown_in(expected, printed):
+    """Each line of a text block appears in a printed line (whitespace-normalised, as a prefix
+    of the line's content for table rows shown cut short)."""
+    out = [" ".join(l.split()) for l in printed.splitlines()]
+    for line in expected.strip().splitlines():
+        want = " ".join(line.split())
+        assert any(o.startswith(want) for o in out), f"documented output not printed: {line!r}\n{printed}"
+
+
+def test_interop_md_runs_as_written(tmp_path, monkeypatch):
+    for d in ("golden", "configs"):
+        (tmp_path / d).symlink_to(ROOT / d)
+    monkeypatch.chdir(tmp_path)
+    has_torch = all(importlib.util.find_spec(m) for m in ("torch", "transformer_lens"))
+    namespace, ran, printed = {}, {"sh": 0, "python": 0, "text": 0}, None
+    for b in blocks():
+        tag = b["tag"] or ""
+        if "needs torch" in tag and not has_torch:
+            continue
+        if b["lang"] == "sh":
+            exit_code = int(tag.split("exit")[1]) if "exit" in tag else 0
+            printed = run_sh(b["code"], exit_code, tmp_path)
+        elif b["lang"] == "python":
+            exec(compile(b["code"], "docs/interop.md", "exec"), namespace)
+            printed = None
+        else:
+            assert printed is not None, f"a text block must follow a command:\n{b['code']}"
+            shown_in(b["code"], printed)
+        ran[b["lang"]] += 1
+    assert ran["sh"] >= 5 and ran["python"] >= 5 and ran["text"] >= 4, ran
+    print(f"ran {ran} (torch snippets: {'yes' if has_torch else 'no'}, python {sys.version.split()[0]})")
