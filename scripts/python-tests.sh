@@ -14,4 +14,4 @@ fi
 # The extension shares the repository's target directory: the library's dependencies build once.
 PATH="$VENV/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" "$VENV/bin/pip" install -q --disable-pip-version-check --no-build-isolation \
     --force-reinstall --no-deps ./python
-WT_BIN=${WT_BIN:-$PWD/target/release/windtunnel} "$VENV/bin/pytest" -q -p no:cacheprovider python/tests
+"$VENV/bin/pytest" -q -p no:cacheprovider python/tests

@@ -20,14 +20,15 @@ def blocks():
 
 
 def windtunnel_bin():
-    path = os.environ.get("WT_BIN") or str(ROOT / "target" / "release" / "windtunnel")
-    if not os.path.exists(path):
-        subprocess.run(["cargo", "build", "--release", "--bin", "windtunnel"], cwd=ROOT, check=True)
-    return path
+    """WT_BIN, else the checkout's release binary, brought up to date first (a no-op when it is)."""
+    if os.environ.get("WT_BIN"):
+        return os.environ["WT_BIN"]
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "windtunnel"], cwd=ROOT, check=True)
+    return str(ROOT / "target" / "release" / "windtunnel")
 
 
-def run_sh(code, exit_code, cwd):
-    script = code.replace("cargo run --release --", windtunnel_bin())
+def run_sh(code, exit_code, cwd, wt_bin):
+    script = code.replace("cargo run --release --", wt_bin)
     p = subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True)
     assert p.returncode == exit_code, f"{code}\nexit {p.returncode}\n{p.stdout}\n{p.stderr}"
     return p.stdout
@@ -46,6 +47,7 @@ def test_interop_md_runs_as_written(tmp_path, monkeypatch):
     for d in ("golden", "configs"):
         (tmp_path / d).symlink_to(ROOT / d)
     monkeypatch.chdir(tmp_path)
+    wt_bin = windtunnel_bin()
     has_torch = all(importlib.util.find_spec(m) for m in ("torch", "transformer_lens"))
     namespace, ran, printed = {}, {"sh": 0, "python": 0, "text": 0}, None
     for b in blocks():
@@ -54,7 +56,7 @@ def test_interop_md_runs_as_written(tmp_path, monkeypatch):
             continue
         if b["lang"] == "sh":
             exit_code = int(tag.split("exit")[1]) if "exit" in tag else 0
-            printed = run_sh(b["code"], exit_code, tmp_path)
+            printed = run_sh(b["code"], exit_code, tmp_path, wt_bin)
         elif b["lang"] == "python":
             exec(compile(b["code"], "docs/interop.md", "exec"), namespace)
             printed = None
