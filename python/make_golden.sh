@@ -40,6 +40,12 @@ $PY python/tl_harness.py train --init "$G/init_f64.safetensors" --data "$TMP/dat
     --steps 12 --batch-size 128 --lr 1e-3 --schedule cosine --warmup 4 --max-steps 12 --clip 1.0 \
     --perm-seed 7 --dtype f64 --out "$G/traj_cosine_f64.safetensors"
 
+# (c) the canonical loop of (a) in f32 for 25 steps: calibrates verify's f32 trajectory rule
+#     (src/check/compare.rs, TRAJ_F32_STEP) and its tests (tests/verify_presets.rs).
+$PY python/tl_harness.py train --init "$G/init_f32.safetensors" --data "$TMP/data_k10.safetensors" \
+    --steps 25 --batch-size 128 --lr 1e-3 --schedule constant --perm-seed 42 --dtype f32 \
+    --out "$G/traj_constant_f32_25.safetensors"
+
 $PY - <<'PYEOF' > "$G/VERSIONS.txt"
 import platform, torch, transformer_lens, safetensors, numpy
 from importlib.metadata import version

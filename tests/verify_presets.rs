@@ -228,3 +228,48 @@ fn a_trajectory_reference_matches_pytorchs_and_a_wrong_loop_is_named() {
     assert_eq!(drift(5e-3, "traj_bk_small.safetensors"), 0);
     assert_eq!(drift(0.1, "traj_bk_large.safetensors"), 1);
 }
+
+/// windtunnel's f32 trajectory replaying PyTorch's 25-step f32 run (golden/tl, python/make_golden.sh (c)).
+fn trajectory_f32(out: &Path, extra: &[&str]) {
+    let order = format!("train.data_order={:?}", golden("traj_constant_f32_25.safetensors"));
+    let init = golden("init_f32.safetensors");
+    let mut args = vec!["export", "--steps", "25", "--dtype", "f32", "--init", &init, "--set", &order, "-q"];
+    for e in extra {
+        args.extend(["--set", e]);
+    }
+    args.extend(["--out", out.to_str().unwrap()]);
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn an_f32_trajectory_passes_on_adams_noise_floor_and_a_wrong_loop_still_fails() {
+    let pytorch = PathBuf::from(golden("traj_constant_f32_25.safetensors"));
+    let ours = tmp("traj32.safetensors");
+    trajectory_f32(&ours, &[]);
+    let (code, v) = verify(&pytorch, &ours, &["--exclude", "perm"]);
+    assert_eq!(code, 0, "{v}");
+    // Adam amplifies f32 rounding: some parameters differ beyond the f32 preset's 1e-5 normwise and
+    // pass only by the trajectory rule, far inside its bound (1e-2·Σlr = 2.5e-4).
+    let rows = v["tensors"].as_array().unwrap();
+    let by_rule: Vec<&serde_json::Value> =
+        rows.iter().filter(|r| r["note"].as_str().unwrap().contains("f32 trajectory")).collect();
+    assert!(!by_rule.is_empty(), "{v}");
+    assert!(by_rule.iter().all(|r| r["norm_rel"].as_f64().unwrap() > 1e-5 && r["max_abs"].as_f64().unwrap() < 1e-4));
+    let losses = rows.iter().find(|r| r["name"] == "losses").unwrap();
+    assert!(losses["norm_rel"].as_f64().unwrap() < 2e-6, "{losses}");
+    // A loop without weight decay: the gradient norms show it (2.7e-5 vs noise 6e-7).
+    let no_decay = tmp("traj32_wd.safetensors");
+    trajectory_f32(&no_decay, &["train.weight_decay=0.0"]);
+    let (code, v) = verify(&pytorch, &no_decay, &["--exclude", "perm"]);
+    assert_eq!((code, v["first_divergence"].as_str()), (1, Some("grad_norm_sq")), "{v}");
+    // A parameter off by more than the bound fails.
+    let nudged = tmp("traj32_nudged.safetensors");
+    edited(&ours, &nudged, "blocks.0.mlp.W_in", |v, _| {
+        let mut v = v.to_vec();
+        v[7] += 1e-3;
+        v
+    });
+    let (code, v) = verify(&ours, &nudged, &[]);
+    assert_eq!((code, v["first_divergence"].as_str()), (1, Some("blocks.0.mlp.W_in")), "{v}");
+}

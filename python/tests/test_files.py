@@ -73,3 +73,16 @@ def test_optional_helpers_say_what_they_need(tmp_path, monkeypatch):
 
     with pytest.raises(ImportError, match="transformer-lens"):
         hooked_transformer(wt.init(0))
+
+
+def test_hooked_transformer_reproduces_the_transformerlens_dump(golden):
+    pytest.importorskip("transformer_lens")  # optional: needs torch and transformer-lens < 4
+    import torch
+    from windtunnel.tl import hooked_transformer
+
+    model = hooked_transformer(golden / "init_f64.safetensors")
+    dump = wt.load(golden / "grads_f64.safetensors")
+    with torch.no_grad():
+        logits = model(torch.from_numpy(dump["tokens"])).numpy()
+    assert logits.dtype == np.float64
+    assert np.abs(logits - dump["logits"]).max() <= 1e-12 * np.abs(dump["logits"]).max()
