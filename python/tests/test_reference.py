@@ -65,3 +65,17 @@ def test_trajectory_checkpoints_and_prefixes_are_consistent():
     assert np.array_equal(long["losses"][:2], short["losses"])
     for name, value in short.params.items():
         assert np.array_equal(long[f"step_000002.{name}"], value), name
+
+
+def test_a_files_recorded_model_config_is_used_unless_overridden(tmp_path):
+    d = wt.data()
+    small = wt.init(0, overrides={"model.n_layers": 2})
+    assert small.metadata["model"]["n_layers"] == 2 and "blocks.2.ln1.w" not in small
+    path = tmp_path / "small.safetensors"
+    wt.save(path, small, metadata=small.metadata)
+    ref = wt.reference(path, d.tokens[:2], d.labels[:2])
+    assert "grad.blocks.1.mlp.W_in" in ref and "grad.blocks.2.mlp.W_in" not in ref
+    with pytest.raises(ValueError, match="another config"):
+        wt.reference(path, d.tokens[:2], d.labels[:2], overrides={"model.n_layers": 4})
+    with pytest.raises(ValueError, match="missing"):
+        wt.reference(dict(small), d.tokens[:2], d.labels[:2])  # bare arrays: the canonical model

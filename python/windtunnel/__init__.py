@@ -96,14 +96,20 @@ def reference(
     """windtunnel's forward and backward of ``params`` (a mapping or a file, TL names; extra
     entries ignored) on ``tokens``/``labels`` (int [B, T]; default: those in ``params``): the
     parameters, batch, ``logits``, ``loss``, ``grad.*`` and, with ``hooks``, ``cache.*``, in the
-    names a port's file uses. ``dtype`` defaults to f64 when the parameters are float64."""
+    names a port's file uses. ``dtype`` defaults to f64 when the parameters are float64. The
+    model config is ``config``/``overrides`` if given, else the one a loaded file records, else
+    the canonical model."""
     src = load(params) if is_path(params) else params
     batch = {"tokens": src["tokens"] if tokens is None else tokens, "labels": src["labels"] if labels is None else labels}
     for k in ("tokens", "labels"):
         batch[k] = np.asarray(_numpy(batch[k])).astype(np.int64)
     tensors = {k: v for k, v in src.items() if k not in ("tokens", "labels")}
     dtype = dtype or _dtype_of(tensors)
-    items, meta = _native.reference(to_native({**tensors, **batch}), dtype, hooks, _path(config), _sets(overrides))
+    recorded = getattr(src, "metadata", None)  # a loaded file's model config, unless config/overrides say otherwise
+    meta_json = json.dumps(recorded) if isinstance(recorded, dict) and "model" in recorded else None
+    items, meta = _native.reference(
+        to_native({**tensors, **batch}), dtype, hooks, _path(config), _sets(overrides), meta_json
+    )
     return from_native(items, meta)
 
 

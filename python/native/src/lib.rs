@@ -13,6 +13,7 @@ use windtunnel::config::RunConfig;
 use windtunnel::error::Error;
 use windtunnel::io::tensors::{self, Tensor, TensorFile};
 use windtunnel::io::{export, weights};
+use windtunnel::model::ModelConfig;
 use windtunnel::numerics::Scalar;
 use windtunnel::task::{generate, sha_gen, sha_train, train_split};
 
@@ -112,8 +113,11 @@ fn init<'py>(
 
 /// Forward and backward of the parameters in `tensors` on their `tokens`/`labels`: the export
 /// file's tensors (parameters, batch, logits, loss, grad.*, and with `hooks` cache.*).
+/// Without `config` and `sets`, the model config recorded in `metadata` (a windtunnel or harness
+/// file's) is used, else the canonical one.
 #[pyfunction]
-#[pyo3(signature = (tensors, dtype, hooks=true, config=None, sets=vec![]))]
+#[pyo3(signature = (tensors, dtype, hooks=true, config=None, sets=vec![], metadata=None))]
+#[allow(clippy::too_many_arguments)]
 fn reference<'py>(
     py: Python<'py>,
     tensors: Vec<In<'py>>,
@@ -121,23 +125,28 @@ fn reference<'py>(
     hooks: bool,
     config: Option<PathBuf>,
     sets: Vec<String>,
+    metadata: Option<String>,
 ) -> PyResult<(Vec<Out<'py>>, String)> {
+    let recorded = config.is_none() && sets.is_empty();
     let cfg = self::config(config, &sets)?;
-    let file = from_py(tensors, "reference")?;
+    let mut file = from_py(tensors, "reference")?;
+    file.metadata = metadata;
     let here = Path::new("<arrays>");
     let batch = export::batch_from_file(&file, here).map_err(py_err)?;
+    let expected = (!recorded).then_some(&cfg.model);
     fn run<S: Scalar>(
         f: &TensorFile,
-        c: &RunConfig,
+        expected: Option<&ModelConfig>,
         b: &windtunnel::task::Batch,
         hooks: bool,
     ) -> windtunnel::error::Result<(Vec<Tensor>, String)> {
-        let model = weights::model_from_file::<S>(f, Path::new("<arrays>"), Some(&c.model))?;
+        let model = weights::model_from_file::<S>(f, Path::new("<arrays>"), expected)?;
         export::export_tensors(&model, b, hooks)
     }
     let f64 = is_f64(dtype)?;
-    let out =
-        py.detach(|| if f64 { run::<f64>(&file, &cfg, &batch, hooks) } else { run::<f32>(&file, &cfg, &batch, hooks) });
+    let out = py.detach(|| {
+        if f64 { run::<f64>(&file, expected, &batch, hooks) } else { run::<f32>(&file, expected, &batch, hooks) }
+    });
     let (ts, meta) = out.map_err(py_err)?;
     Ok((to_py(py, &ts), meta))
 }
