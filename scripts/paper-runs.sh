@@ -6,7 +6,8 @@
 #                                  finished runs without checkpoints, unfinished ones with resume state
 #   scripts/paper-runs.sh status   the state of every unit, from the saved runs
 # Checkpoints are never saved: the probe-bearing runs (canonical_k10, canonical_k20) are trained
-# and probed within one session, on one core, while the other core trains everything else.
+# and probed on one core while the other core trains everything else, across the sessions of one
+# machine (the Hessian resumes point by point); on a new machine they train again, bit-identical.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SAVED=results/in-progress
@@ -44,7 +45,8 @@ train() {
   # never saved, so a run and its probes finish within a session or start again next time).
   ( for run in ${PROBED//,/ }; do
       $r all --scale paper --out "$WORK" --only "$run" --jobs 1 --threads 1
-      $r snap ablation hessian displacement --scale paper --out "$WORK" --probes-only --only "$run" --threads 1
+      $r snap ablation displacement --scale paper --out "$WORK" --probes-only --only "$run" --threads 1
+      hessian_points "$WORK/paper/runs/$run"
     done ) &
   # The other core: every other run, then seeds 1 and 2.
   $r all --scale paper --out "$WORK" --only "$rest" --jobs 1 --threads 1
@@ -53,15 +55,80 @@ train() {
   wait
 }
 
+# The Hessian probe one checkpoint at a time (`probe hessian --steps S`: the same per-point
+# computation as `replicate hessian`), each point kept in probes/hessian.points.json as it
+# finishes, so a probe cut off at the end of a session resumes at its next point; when all points
+# of the schedule are in, they become probes/hessian.json and hessian.seconds as replicate writes.
+hessian_points() {
+  local run=$1 acc=$1/probes/hessian.points.json
+  [ -f "$run/probes/hessian.seconds" ] && return
+  echo "[$(basename "$run")] hessian, one point at a time …"
+  for s in $(hessian_schedule "$run"); do
+    python3 -c 'import json,sys; sys.exit(0 if any(p["step"]==int(sys.argv[2]) for p in json.load(open(sys.argv[1]))["points"]) else 1)' \
+      "$acc" "$s" 2>/dev/null && continue
+    nice -n 19 $BIN probe hessian --run "$run" --steps "$s" --batch-size 512 --lanczos-steps 50 > /dev/null
+    hessian_merge "$run/probes/hessian.json" "$acc"
+    echo "[$(basename "$run")] hessian point at step $s done"
+  done
+  python3 - "$acc" "$run/probes" <<'PYEOF'
+import json, sys
+acc = json.load(open(sys.argv[1]))
+acc["points"].sort(key=lambda p: p["step"])
+json.dump(acc, open(sys.argv[2] + "/hessian.json", "w"), indent=2)
+open(sys.argv[2] + "/hessian.seconds", "w").write("%.1f" % sum(p["seconds"] for p in acc["points"]))
+PYEOF
+  rm -f "$run/probes/hessian.svg"   # drawn from the last single point; the report draws the series
+}
+
+# Add the points of a hessian.json (one `probe hessian` call, or a partial one) to the accumulator.
+hessian_merge() {
+  python3 - "$1" "$2" <<'PYEOF'
+import json, os, sys
+new = json.load(open(sys.argv[1]))
+acc = json.load(open(sys.argv[2])) if os.path.exists(sys.argv[2]) else dict(new, points=[])
+have = {p["step"] for p in acc["points"]}
+acc["points"] += [p for p in new["points"] if p["step"] not in have]
+json.dump(acc, open(sys.argv[2] + ".tmp", "w"), indent=2)
+os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+PYEOF
+  rm -f "$1"
+}
+
+# The pinned revision's Hessian schedule (src/probes/hessian.rs `schedule`, `RunView::snap`: the
+# checkpoint nearest each target, ties to the lower step): 0.2–0.8·T1 in 5, 0.9, 1, 1.2, 2, 3·T1.
+hessian_schedule() {
+  python3 - "$1" <<'PYEOF'
+import json, os, re, sys
+run = sys.argv[1]
+t = json.load(open(run + "/summary.json"))["taus"]["t1"]
+steps = sorted(int(m.group(1)) for f in os.listdir(run + "/checkpoints") if (m := re.match(r"step_(\d+)\.safetensors$", f)))
+def snap(x):
+    best = steps[0]
+    for s in steps:
+        if abs(s - x) < abs(best - x):
+            best = s
+    return best
+lo, hi = max(0.2 * t, 100.0), 0.8 * t
+targets = [lo + (hi - lo) * i / 4.0 for i in range(5)] + [0.9 * t, t, 1.2 * t, 2.0 * t, min(3.0 * t, steps[-1])]
+print(*sorted(set(snap(x) for x in targets)))
+PYEOF
+}
+
 # A probe is done when its wall time is written, after its result: the Hessian probe saves its
 # JSON after every checkpoint, so a killed one leaves a partial result without `.seconds`.
 probed() {
   for p in $PROBES; do [ -f "$1/probes/$p.json" ] && [ -f "$1/probes/$p.seconds" ] || return 1; done
 }
 
-# Partial probe results (a result without its wall time) are removed, so they are computed again.
+# Partial probe results (a result without its wall time) are removed, so they are computed again;
+# a partial Hessian's finished points are kept (hessian_points goes on from them).
 drop_partial_probes() {
+  for f in "$WORK"/paper/runs/*/probes/hessian.json; do
+    [ -f "$f" ] && [ ! -f "${f%.json}.seconds" ] && hessian_merge "$f" "${f%.json}.points.json" \
+      && echo "kept the finished Hessian points of $f"
+  done
   for f in "$WORK"/paper/runs/*/probes/*.json; do
+    [[ "$f" == *hessian.points.json ]] && continue
     [ -f "$f" ] && [ ! -f "${f%.json}.seconds" ] && rm -f "$f" && echo "removed partial probe result $f"
   done
   return 0
