@@ -45,6 +45,7 @@ train() {
   # never saved, so a run and its probes finish within a session or start again next time).
   ( for run in ${PROBED//,/ }; do
       $r all --scale paper --out "$WORK" --only "$run" --jobs 1 --threads 1
+      restore_partial_probes "$run"
       $r snap ablation displacement --scale paper --out "$WORK" --probes-only --only "$run" --threads 1
       hessian_points "$WORK/paper/runs/$run"
     done ) &
@@ -134,6 +135,35 @@ drop_partial_probes() {
   return 0
 }
 
+# Finished probes and Hessian points of a probe-bearing run that is not done yet: saved under
+# $SAVED/partial, put back once the run is trained again (bit-identical, so they still hold) and
+# before its probes run, which then skip what is there.
+save_partial_probes() {
+  local run=$1 dst=$SAVED/partial/$(basename "$1")/probes
+  rm -rf "$SAVED/partial/$(basename "$run")"
+  [ -d "$run/probes" ] || return 0
+  mkdir -p "$dst"
+  for p in $PROBES; do
+    if [ -f "$run/probes/$p.seconds" ]; then
+      find "$run/probes" -maxdepth 1 \( -name "$p.*" -o -name "${p}_*" \) -exec cp {} "$dst/" \;
+    fi
+  done
+  [ ! -f "$run/probes/hessian.points.json" ] || cp "$run/probes/hessian.points.json" "$dst/"
+  if [ -f "$run/probes/hessian.json" ] && [ ! -f "$run/probes/hessian.seconds" ]; then
+    cp "$run/probes/hessian.json" "$dst/partial.json"
+    hessian_merge "$dst/partial.json" "$dst/hessian.points.json"
+  fi
+  echo "$(basename "$run"): saved its finished probes ($(ls "$dst" | paste -sd' '))"
+}
+
+restore_partial_probes() {
+  local src=$SAVED/partial/$1/probes dst=$WORK/paper/runs/$1/probes
+  [ -d "$src" ] || return 0
+  mkdir -p "$dst"
+  for f in "$src"/*; do [ -e "$dst/$(basename "$f")" ] || cp "$f" "$dst/"; done
+  echo "[$1] restored its finished probes from $src"
+}
+
 save() {
   pkill -f "scripts/paper-runs.sh train" || true
   pkill -f "windtunnel.* replicate .*--scale paper" || true
@@ -142,8 +172,10 @@ save() {
     name=$(basename "$run"); dst="$SAVED/paper/runs/$name"
     if [[ ",$PROBED," == *",$name,"* ]] && ! probed "$run"; then
       echo "$name: not saved (its probes are not all done, and checkpoints are never saved: it trains again)"
+      save_partial_probes "$run"
       continue
     fi
+    rm -rf "$SAVED/partial/$name"
     rm -rf "$dst"; mkdir -p "$dst"
     for f in $SMALL; do [ -f "$run/$f" ] && cp "$run/$f" "$dst/"; done
     [ -f "$run/summary.json" ] || { [ -f "$run/resume.safetensors" ] && cp "$run/resume.safetensors" "$dst/"; }
