@@ -79,3 +79,17 @@ def test_a_files_recorded_model_config_is_used_unless_overridden(tmp_path):
         wt.reference(path, d.tokens[:2], d.labels[:2], overrides={"model.n_layers": 4})
     with pytest.raises(ValueError, match="missing"):
         wt.reference(dict(small), d.tokens[:2], d.labels[:2])  # bare arrays: the canonical model
+
+
+def test_batch_is_the_cli_exports_batch(tmp_path):
+    import subprocess
+
+    from test_docs import windtunnel_bin
+
+    path = tmp_path / "ref.safetensors"
+    subprocess.run([windtunnel_bin(), "export", "--batch-size", "8", "--batch-seed", "3", "--out", str(path), "-q"], check=True)
+    cli, b = wt.load(path), wt.batch(8, seed=3)
+    assert np.array_equal(b["tokens"], cli["tokens"]) and np.array_equal(b["labels"], cli["labels"])
+    assert not np.array_equal(wt.batch(8, seed=4)["tokens"], b["tokens"])
+    with pytest.raises(ValueError, match="batch-size"):
+        wt.batch(0)

@@ -27,7 +27,7 @@ from .metrics import metrics, metrics_frame
 ARITHMETIC: int = _native.ARITHMETIC
 
 __all__ = [
-    "ARITHMETIC", "Data", "Report", "Tensors", "assert_matches", "data", "init", "load", "metrics",
+    "ARITHMETIC", "Data", "Report", "Tensors", "assert_matches", "batch", "data", "init", "load", "metrics",
     "metrics_frame", "reference", "save", "trajectory", "verify",
 ]
 
@@ -72,14 +72,23 @@ def data(config: Optional[PathLike] = None, overrides: Optional[Mapping[str, Any
     return Data(ts["tokens"], ts["labels"], h["sha_gen"], h["sha_train"], h["k"], h["n_b"], h["z_length"])
 
 
+def batch(
+    size: int, seed: int = 0, config: Optional[PathLike] = None, overrides: Optional[Mapping[str, Any]] = None
+) -> Tensors:
+    """``tokens`` and ``labels`` of ``export --batch-size SIZE --batch-seed SEED``: the first
+    ``size`` examples of windtunnel's seeded permutation of the train set."""
+    return from_native(_native.batch(size, seed, _path(config), _sets(overrides)))
+
+
 def init(
-    seed: Union[int, PathLike] = 0,
+    seed: Union[None, int, PathLike] = None,
     dtype: str = "f32",
     config: Optional[PathLike] = None,
     overrides: Optional[Mapping[str, Any]] = None,
 ) -> Tensors:
-    """A model's parameters under TransformerLens names: windtunnel's init with ``seed``, or the
-    weights of a file (e.g. golden/tl/init_f32.safetensors, the author's TransformerLens init)."""
+    """A model's parameters under TransformerLens names: windtunnel's init with ``seed`` (default:
+    the config's ``train.init``, seed 42 for the canonical run, as ``export``), or the weights of a
+    file (e.g. golden/tl/init_f32.safetensors, the author's TransformerLens init)."""
     items, meta = _native.init(_init_spec(seed), dtype, _path(config), _sets(overrides))
     return from_native(items, meta)
 

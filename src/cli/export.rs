@@ -1,10 +1,9 @@
 use super::{Dtype, Outcome};
 use crate::config::RunConfig;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::{export, tensors, weights};
 use crate::numerics::Scalar;
-use crate::rng::{Purpose, Stream};
-use crate::task::{Batch, generate, train_split};
+use crate::task::Batch;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -57,17 +56,7 @@ pub fn run(a: Args) -> Result<Outcome> {
     }
     let batch = match &a.batch {
         Some(p) => export::batch_from_file(&tensors::read(p)?, p)?,
-        None => {
-            let train = train_split(&generate(&cfg.data)?);
-            if !(1..=train.len()).contains(&a.batch_size) {
-                return Err(Error::config(
-                    "--batch-size",
-                    format!("{} (allowed 1..={} = D)", a.batch_size, train.len()),
-                ));
-            }
-            let perm = Stream::new(a.batch_seed, Purpose::Fixture, 0).permutation(train.len());
-            Batch::gather(&train, &perm[..a.batch_size])
-        }
+        None => export::sample_batch(&cfg, a.batch_size, a.batch_seed)?,
     };
     let init = a.init.clone().unwrap_or_else(|| cfg.train.init.clone());
     let scalar = if a.dtype == Dtype::F64 { 8 } else { 4 };

@@ -18,6 +18,26 @@ pub fn train_set_tensors(train: &crate::task::TrainSet) -> Vec<Tensor> {
     vec![Tensor::i64("tokens", vec![d, t], tokens), Tensor::i64("labels", vec![d, t], labels)]
 }
 
+/// `export --batch-size B --batch-seed S`: the first B indices of windtunnel's seeded
+/// permutation of the config's train set (`Stream(S, Fixture, 0)`).
+pub fn sample_batch(cfg: &crate::config::RunConfig, size: usize, seed: u64) -> Result<Batch> {
+    let train = crate::task::train_split(&crate::task::generate(&cfg.data)?);
+    if !(1..=train.len()).contains(&size) {
+        return Err(Error::config("--batch-size", format!("{size} (allowed 1..={} = D)", train.len())));
+    }
+    let perm = crate::rng::Stream::new(seed, crate::rng::Purpose::Fixture, 0).permutation(train.len());
+    Ok(Batch::gather(&train, &perm[..size]))
+}
+
+/// The batch as `tokens` and `labels`, int64 [B, T].
+pub fn batch_tensors(batch: &Batch) -> Vec<Tensor> {
+    let (b, t) = (batch.batch_size, batch.seq_len);
+    vec![
+        Tensor::i64("tokens", vec![b, t], batch.tokens.iter().map(|&x| x as i64).collect()),
+        Tensor::i64("labels", vec![b, t], batch.labels.iter().map(|&x| x as i64).collect()),
+    ]
+}
+
 /// Run forward and backward on `batch` and collect every export tensor.
 pub fn export_tensors<S: Scalar>(model: &Model<S>, batch: &Batch, hooks: bool) -> Result<(Vec<Tensor>, String)> {
     let mut ws = model.workspace(batch.batch_size, batch.seq_len);
@@ -27,8 +47,7 @@ pub fn export_tensors<S: Scalar>(model: &Model<S>, batch: &Batch, hooks: bool) -
     model.backward(&mut ws, batch, &mut grads);
     let (b, t, v) = (batch.batch_size, batch.seq_len, model.cfg.d_vocab);
     let mut out = param_tensors(model);
-    out.push(Tensor::i64("tokens", vec![b, t], batch.tokens.iter().map(|&x| x as i64).collect()));
-    out.push(Tensor::i64("labels", vec![b, t], batch.labels.iter().map(|&x| x as i64).collect()));
+    out.extend(batch_tensors(batch));
     out.push(Tensor::from_scalars("logits", vec![b, t, v], &ws.logits[..b * t * v]));
     out.push(Tensor::from_scalars("loss", vec![], &[loss]));
     for (i, e) in model.layout.entries.iter().enumerate() {

@@ -91,17 +91,28 @@ fn data(py: Python<'_>, config: Option<PathBuf>, sets: Vec<String>) -> PyResult<
     Ok((to_py(py, &export::train_set_tensors(&train)), hashes.to_string()))
 }
 
-/// A model's parameters under TL names: `init` is `seed:N` or a weights file.
+/// `export --batch-size SIZE --batch-seed SEED`'s batch of the config's train set.
+#[pyfunction]
+#[pyo3(signature = (size, seed, config=None, sets=vec![]))]
+fn batch(py: Python<'_>, size: usize, seed: u64, config: Option<PathBuf>, sets: Vec<String>) -> PyResult<Vec<Out<'_>>> {
+    let cfg = self::config(config, &sets)?;
+    let b = export::sample_batch(&cfg, size, seed).map_err(py_err)?;
+    Ok(to_py(py, &export::batch_tensors(&b)))
+}
+
+/// A model's parameters under TL names: `init` is `seed:N` or a weights file (default: the
+/// config's `train.init`, as `export`).
 #[pyfunction]
 #[pyo3(signature = (init, dtype, config=None, sets=vec![]))]
 fn init<'py>(
     py: Python<'py>,
-    init: String,
+    init: Option<String>,
     dtype: &str,
     config: Option<PathBuf>,
     sets: Vec<String>,
 ) -> PyResult<(Vec<Out<'py>>, String)> {
     let cfg = self::config(config, &sets)?;
+    let init = init.unwrap_or_else(|| cfg.train.init.clone());
     fn params<S: Scalar>(init: &str, cfg: &RunConfig) -> windtunnel::error::Result<(Vec<Tensor>, String)> {
         let m = weights::init_model::<S>(init, &cfg.model)?;
         Ok((weights::param_tensors(&m), weights::FileMeta::new("params", &m.cfg, S::NAME).to_json()))
@@ -236,6 +247,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
     m.add_function(wrap_pyfunction!(data, m)?)?;
+    m.add_function(wrap_pyfunction!(batch, m)?)?;
     m.add_function(wrap_pyfunction!(init, m)?)?;
     m.add_function(wrap_pyfunction!(reference, m)?)?;
     m.add_function(wrap_pyfunction!(trajectory, m)?)?;
