@@ -47,6 +47,8 @@ def test_bad_input_gives_clear_errors(tmp_path):
         wt.data(overrides={"data.k": 0})
     with pytest.raises(ValueError, match="labels"):
         wt.reference(wt.init(0), np.zeros((2, 16), np.int64), np.zeros((3, 16), np.int64))
+    with pytest.raises(ValueError, match="tokens"):
+        wt.reference(wt.init(0))
     with pytest.raises(ValueError, match="steps"):
         wt.trajectory(0)
     with pytest.raises(TypeError, match="init"):

@@ -109,10 +109,13 @@ def reference(
     model config is ``config``/``overrides`` if given, else the one a loaded file records, else
     the canonical model."""
     src = load(params) if is_path(params) else params
-    batch = {"tokens": src["tokens"] if tokens is None else tokens, "labels": src["labels"] if labels is None else labels}
-    for k in ("tokens", "labels"):
-        batch[k] = np.asarray(_numpy(batch[k])).astype(np.int64)
-    tensors = {k: v for k, v in src.items() if k not in ("tokens", "labels")}
+    given = {"tokens": tokens, "labels": labels}
+    batch = {}
+    for k, v in given.items():
+        if v is None and k not in src:
+            raise ValueError(f"invalid `{k}`: not given and not in params (pass tokens= and labels=, int [B, T])")
+        batch[k] = np.asarray(_numpy(src[k] if v is None else v)).astype(np.int64)
+    tensors = Tensors(src).params  # outputs, gradients and activations of a port's file stay behind
     dtype = dtype or _dtype_of(tensors)
     recorded = getattr(src, "metadata", None)  # a loaded file's model config, unless config/overrides say otherwise
     meta_json = json.dumps(recorded) if isinstance(recorded, dict) and "model" in recorded else None
