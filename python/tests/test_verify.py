@@ -122,3 +122,14 @@ class FakeTorch:
 
     def numpy(self):
         return self.a
+
+
+def test_the_readmes_three_line_check_on_transformerlens_outputs():
+    golden = wt_root() / "golden" / "tl"
+    dump = wt.load(golden / "grads_f64.safetensors")  # TransformerLens's logits, loss and gradients
+    mine = {**wt.load(golden / "init_f64.safetensors"), **{k: v for k, v in dump.items() if not k.startswith("cache.")}}
+    ref = wt.reference(mine, hooks=False)
+    wt.assert_matches(ref, mine)
+    mine["grad.blocks.2.mlp.b_in"] = mine["grad.blocks.2.mlp.b_in"] * (1 + 1e-9)
+    with pytest.raises(AssertionError, match="first divergence: grad.blocks.2.mlp.b_in"):
+        wt.assert_matches(ref, mine)
