@@ -56,10 +56,39 @@ fn adamw(c: &mut Criterion) {
     c.bench_function("adamw step 807720 f32", |b| b.iter(|| opt.step(black_box(&mut p), &g, 1e-3)));
 }
 
+/// The MLP activation and a LayerNorm at batch 128's shapes (2048 rows; 512 and 128 wide), with
+/// pre-activations spread like a trained model's (about ¾ of |x·α| below 0.84375).
+fn elementwise(c: &mut Criterion) {
+    use windtunnel::model::ActFn;
+    use windtunnel::model::activation::{act_backward, act_forward};
+    use windtunnel::model::layer_norm::{LnCache, layernorm_backward, layernorm_forward};
+    let spread = |n: usize| (0..n).map(|i| ((i * 7919 % 1000) as f32 / 1000.0 - 0.5) * 3.0).collect::<Vec<f32>>();
+    let (x, dy) = (spread(2048 * 512), spread(2048 * 512));
+    let (mut out, mut erf, mut dx) = (vec![0.0f32; x.len()], vec![0.0f32; x.len()], vec![0.0f32; x.len()]);
+    c.bench_function("gelu forward 2048x512 f32", |b| {
+        b.iter(|| act_forward(ActFn::Gelu, &mut out, &mut erf, black_box(&x)))
+    });
+    c.bench_function("gelu backward 2048x512 f32", |b| {
+        b.iter(|| act_backward(ActFn::Gelu, &mut dx, black_box(&dy), &x, &erf))
+    });
+    let (n, ch) = (2048, 128);
+    let (x, dy) = (spread(n * ch), spread(n * ch));
+    let (w, bias) = (vec![1.0f32; ch], vec![0.0f32; ch]);
+    let (mut out, mut cache, mut dx) = (vec![0.0f32; n * ch], LnCache::new(n, ch), vec![0.0f32; n * ch]);
+    let (mut dw, mut db) = (vec![0.0f32; ch], vec![0.0f32; ch]);
+    c.bench_function("layernorm forward+backward 2048x128 f32", |b| {
+        b.iter(|| {
+            layernorm_forward(&mut out, &mut cache, black_box(&x), &w, &bias, ch, 1e-5);
+            layernorm_backward(&mut dx, &mut dw, &mut db, black_box(&dy), &cache, &w, ch);
+        })
+    });
+}
+
 fn all(c: &mut Criterion) {
     fwd_bwd::<f32>(c, "canonical fwd+bwd batch 128 f32");
     fwd_bwd::<f64>(c, "canonical fwd+bwd batch 128 f64");
     kernels(c);
+    elementwise(c);
     adamw(c);
 }
 

@@ -19,6 +19,18 @@ fn sel(c: bool, a: f32, b: f32) -> f32 {
     if c { a } else { b }
 }
 
+/// `t as i32` for |t| < 2²², as `libm` computes `k`; other lanes (|x| beyond expf's overflow and
+/// underflow thresholds, NaN) get some value in [−256, 256], and their result is selected away.
+/// Rust's saturating `as i32` does not vectorise (LLVM emits eight scalar conversions with NaN
+/// and range fix-ups); truncating in f32 and reading the integer out of `trunc + 1.5·2²³` does.
+#[inline(always)]
+fn trunc_to_i32(t: f32) -> i32 {
+    const MAGIC: f32 = 12_582_912.0; // 1.5·2²³: adding it puts an integer of |i| < 2²² in the low mantissa bits
+    #[allow(clippy::manual_clamp)] // `clamp` keeps NaN; `max` maps it to −256, so `k` stays small
+    let clamped = t.trunc().max(-256.0).min(256.0);
+    ((clamped + MAGIC).to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32)
+}
+
 #[inline(always)]
 fn pow2(n: i32) -> f32 {
     f32::from_bits(((n + 127) as u32) << 23)
@@ -32,7 +44,7 @@ pub fn expf(x: f32) -> f32 {
     let hx = bits & 0x7fff_ffff;
     // Argument reduction: k·ln2 split in hi and lo parts (k = 0 leaves x unchanged).
     let half = sel(sign != 0, -0.5, 0.5);
-    let k_far = (INV_LN2 * x + half) as i32;
+    let k_far = trunc_to_i32(INV_LN2 * x + half);
     let k_near = 1 - sign - sign;
     let k = if hx > 0x3f85_1592 {
         k_far
@@ -154,36 +166,62 @@ fn one_plus(s: f32, c: &[f32]) -> f32 {
     1.0 + s * horner(s, c)
 }
 
-/// `libm::erff`, branch-free.
+/// `libm::erff`, branch-free: the small-or-middle form where libm takes those branches, the
+/// outer form elsewhere.
 #[inline(always)]
 pub fn erff(x: f32) -> f32 {
+    sel(needs_outer(x.to_bits() & 0x7fff_ffff), erff_outer(x), erff_small_or_mid(x))
+}
+
+/// Whether libm's `erff` takes a branch other than small or middle for `|x|`'s bits `ix`: tiny
+/// (|x| < 2⁻²⁸), 1.25 ≤ |x|, or not finite.
+#[inline(always)]
+fn needs_outer(ix: u32) -> bool {
+    !(0x3180_0000..0x3fa0_0000).contains(&ix)
+}
+
+/// [`erff`] for 2⁻²⁸ ≤ |x| < 1.25: the small or the middle branch, both computed, one selected.
+#[inline(always)]
+fn erff_small_or_mid(x: f32) -> f32 {
+    let (small, mid) = (erff_small(x), erff_mid(x));
+    sel(x.to_bits() & 0x7fff_ffff < 0x3f58_0000, small, mid)
+}
+
+/// [`erff`] where [`needs_outer`]: tiny, `1 − erfc2(|x|)` up to 6, `1 − 2⁻¹²⁰` beyond, the
+/// special values. libm's two rational functions of erfc2 (|x| below or above 1/0.35) become one
+/// with per-lane coefficients: the shorter (`RB`, `SB`) padded by a leading zero coefficient,
+/// whose Horner step `c + s·0` gives `c` exactly (s = 1/x² is positive and finite there).
+#[inline(always)]
+fn erff_outer(x: f32) -> f32 {
     let bits = x.to_bits();
     let negative = bits >> 31 != 0;
     let ix = bits & 0x7fff_ffff;
-    // |x| < 0.84375
-    let z = x * x;
-    let y_small = horner(z, &PP) / one_plus(z, &QQ);
-    let r_small = x + x * y_small;
     let r_tiny = 0.125 * (8.0 * x + EFX8 * x);
-    // 0.84375 ≤ |x| < 1.25: erfc1
-    let ax = f32::from_bits(ix);
-    let s1 = ax - 1.0;
-    let erfc1 = 1.0 - ERX - horner(s1, &PA) / one_plus(s1, &QA);
     // 1.25 ≤ |x| < 6: erfc2
+    let ax = f32::from_bits(ix);
     let s = 1.0 / (ax * ax);
     let near = ix < 0x4036_db6d;
-    let r = sel(near, horner(s, &RA), horner(s, &RB));
-    let big_s = sel(near, one_plus(s, &SA), one_plus(s, &SB));
+    let r = horner(s, &pick(near, &RA, &RB_PADDED));
+    let big_s = one_plus(s, &pick(near, &SA, &SB_PADDED));
     let zz = f32::from_bits(ix & 0xffff_e000);
     let erfc2 = expf(-zz * zz - 0.5625) * expf((zz - ax) * (zz + ax) + r / big_s) / ax;
-    let erfc = sel(ix < 0x3fa0_0000, erfc1, erfc2);
-    let y_mid = 1.0 - erfc;
+    let y_mid = 1.0 - erfc2;
     let y_big = 1.0 - f32::from_bits(0x0380_0000);
     let y = sel(ix < 0x40c0_0000, y_mid, y_big);
     let signed = sel(negative, -y, y);
-    let r = sel(ix < 0x3f58_0000, sel(ix < 0x3180_0000, r_tiny, r_small), signed);
+    let r = sel(ix < 0x3180_0000, r_tiny, signed);
     let special = 1.0 - 2.0 * (negative as u32 as f32) + 1.0 / x;
     sel(ix >= 0x7f80_0000, special, r)
+}
+
+/// `RB` and `SB` with a leading (highest-order) zero coefficient, as long as `RA` and `SA`.
+const RB_PADDED: [f32; 8] = [RB[0], RB[1], RB[2], RB[3], RB[4], RB[5], RB[6], 0.0];
+const SB_PADDED: [f32; 8] = [SB[0], SB[1], SB[2], SB[3], SB[4], SB[5], SB[6], 0.0];
+
+/// `a` where `c`, else `b`, coefficient by coefficient (a blend per coefficient in a vector loop).
+#[inline(always)]
+fn pick<const N: usize>(c: bool, a: &[f32; N], b: &[f32; N]) -> [f32; N] {
+    std::array::from_fn(|i| sel(c, a[i], b[i]))
 }
 
 /// `libm::erff` on the small branch only (|x| < 0.84375, not tiny): `x + x·P(z)/Q(z)`.
@@ -193,51 +231,67 @@ fn erff_small(x: f32) -> f32 {
     x + x * (horner(z, &PP) / one_plus(z, &QQ))
 }
 
-/// `v[i] = libm::erff(v[i])`, bit for bit, for a whole slice: elements are partitioned by libm's
-/// own branch test into the common small branch (|x| < 0.84375: about ¾ of GELU inputs, about ¼
-/// of the full branch-free cost) and the rest, and each group runs its formula in a vectorisable
-/// loop. `scratch` is reused between calls.
+/// `libm::erff` on the middle branch only (0.84375 ≤ |x| < 1.25): `±(1 − erfc1(|x|))`, the same
+/// operations as that branch of [`erff`].
+#[inline(always)]
+fn erff_mid(x: f32) -> f32 {
+    let ax = f32::from_bits(x.to_bits() & 0x7fff_ffff);
+    let s1 = ax - 1.0;
+    let y = 1.0 - (1.0 - ERX - horner(s1, &PA) / one_plus(s1, &QA));
+    sel(x.to_bits() >> 31 != 0, -y, y)
+}
+
+/// `v[i] = libm::erff(v[i])`, bit for bit, for a whole slice. libm's small (|x| < 0.84375) and
+/// middle (< 1.25) branches cost one division each; the outer form ([`erff_outer`]: two `expf`,
+/// four divisions) is needed only where [`needs_outer`] — a minority early in training, about
+/// half of the GELU inputs after the snap. So those elements are set aside first, the
+/// small-or-middle form runs over the whole slice in place, and the outer form only over the set-
+/// aside values, whose results are written back. Every loop vectorises; `scratch` is reused.
 #[inline(always)]
 pub fn erff_in_place(v: &mut [f32], scratch: &mut ErfScratch) {
-    let ErfScratch { small, other, vals } = scratch;
-    small.clear();
-    other.clear();
-    for (i, &x) in v.iter().enumerate() {
-        let ix = x.to_bits() & 0x7fff_ffff;
-        if (0x3180_0000..0x3f58_0000).contains(&ix) { small.push(i as u32) } else { other.push(i as u32) }
+    let n_rest = scratch.set_aside(v);
+    for x in v.iter_mut() {
+        *x = erff_small_or_mid(*x);
     }
-    // Two explicit loops (not a closure parameter) so that both formulas inline and vectorise.
-    gather(v, small, vals);
-    for x in vals.iter_mut() {
-        *x = erff_small(*x);
+    let ErfScratch { idx, vals } = scratch;
+    for x in &mut vals[..n_rest] {
+        *x = erff_outer(*x);
     }
-    scatter(v, small, vals);
-    gather(v, other, vals);
-    for x in vals.iter_mut() {
-        *x = erff(*x);
-    }
-    scatter(v, other, vals);
-}
-
-#[inline(always)]
-fn gather(v: &[f32], idx: &[u32], vals: &mut Vec<f32>) {
-    vals.clear();
-    vals.extend(idx.iter().map(|&i| v[i as usize]));
-}
-
-#[inline(always)]
-fn scatter(v: &mut [f32], idx: &[u32], vals: &[f32]) {
-    for (&i, &x) in idx.iter().zip(vals) {
-        v[i as usize] = x;
+    for (&i, &y) in idx[..n_rest].iter().zip(&vals[..n_rest]) {
+        v[i as usize] = y;
     }
 }
 
-/// Reusable buffers of [`erff_in_place`].
+/// Reusable buffers of [`erff_in_place`]: the indices and values set aside for the outer form.
 #[derive(Default)]
 pub struct ErfScratch {
-    small: Vec<u32>,
-    other: Vec<u32>,
+    idx: Vec<u32>,
     vals: Vec<f32>,
+}
+
+impl ErfScratch {
+    /// Record (index, value) of every element that needs the outer form, in index order; returns
+    /// how many. Eight lanes at a time: a vectorised test gives a bit mask, whose set bits are
+    /// then written out (a per-element branch would mispredict on GELU inputs).
+    #[inline(always)]
+    fn set_aside(&mut self, v: &[f32]) -> usize {
+        self.idx.resize(v.len(), 0);
+        self.vals.resize(v.len(), 0.0);
+        let mut n = 0;
+        for (c, chunk) in v.chunks(8).enumerate() {
+            let mut mask = 0u32;
+            for (j, x) in chunk.iter().enumerate() {
+                mask |= (needs_outer(x.to_bits() & 0x7fff_ffff) as u32) << j;
+            }
+            while mask != 0 {
+                let j = mask.trailing_zeros() as usize;
+                (self.idx[n], self.vals[n]) = ((c * 8 + j) as u32, chunk[j]);
+                n += 1;
+                mask &= mask - 1;
+            }
+        }
+        n
+    }
 }
 
 #[cfg(test)]
