@@ -218,15 +218,34 @@ fn pack_b<S: Scalar>(bpack: &mut [S], b: &[S], k: usize, n: usize, j0: usize, wi
     let per_group = panels.div_ceil(PACK_GROUPS).max(1);
     bpack[..panels * panel_len].par_chunks_mut(per_group * panel_len).enumerate().for_each(|(g, group)| {
         let (c0, c1) = (g * per_group * c, ((g + 1) * per_group * c).min(width));
-        for p in 0..k {
-            let row = &b[p * n + j0 + c0..p * n + j0 + c1];
-            for (jp, chunk) in row.chunks(c).enumerate() {
-                let dst = &mut group[jp * panel_len + p * c..][..c];
-                dst[..chunk.len()].copy_from_slice(chunk);
-                dst[chunk.len()..].fill(S::zero());
-            }
+        let rows = (0..k).map(|p| &b[p * n + j0 + c0..p * n + j0 + c1]);
+        match c {
+            8 => deal_rows::<S, 8>(group, rows, k),
+            16 => deal_rows::<S, 16>(group, rows, k),
+            32 => deal_rows::<S, 32>(group, rows, k),
+            _ => unreachable!("panel width {c} is not a tiling's"),
         }
     });
+}
+
+/// Deal each row (in `p` order) out to the `C`-wide panels: panel `jp` gets columns
+/// `jp·C .. jp·C + C` of every row at `jp·k·C + p·C`, zero past the row's end. Whole panels are
+/// fixed-size copies (inline vector moves, not a `memmove` call per 32–128 bytes).
+#[inline(always)]
+fn deal_rows<'a, S: Scalar, const C: usize>(group: &mut [S], rows: impl Iterator<Item = &'a [S]>, k: usize) {
+    let panel_len = k * C;
+    for (p, row) in rows.enumerate() {
+        let (full, tail) = row.split_at(row.len() / C * C);
+        for (jp, chunk) in full.chunks_exact(C).enumerate() {
+            let dst: &mut [S; C] = (&mut group[jp * panel_len + p * C..][..C]).try_into().unwrap();
+            *dst = chunk.try_into().unwrap();
+        }
+        if !tail.is_empty() {
+            let dst = &mut group[full.len() / C * panel_len + p * C..][..C];
+            dst[..tail.len()].copy_from_slice(tail);
+            dst[tail.len()..].fill(S::zero());
+        }
+    }
 }
 
 /// Parallel groups of panels when packing `b`.
@@ -339,11 +358,18 @@ fn pack_a<S: Scalar, const R: usize>(
                 }
             }
         } else {
-            // Row-major rows: read each row once, contiguously.
-            for r in 0..R {
-                let src = if r < valid { &a[(first + r) * k..][..k] } else { &a[..0] };
+            // Row-major rows: R rows read side by side, contiguously, one R-wide group per `p`.
+            let src: [&[S]; R] = std::array::from_fn(|r| if r < valid { &a[(first + r) * k..][..k] } else { &[] });
+            if valid == R {
                 for (p, dst) in panel.chunks_exact_mut(R).enumerate() {
-                    dst[r] = src.get(p).copied().unwrap_or(S::zero());
+                    let dst: &mut [S; R] = dst.try_into().unwrap();
+                    *dst = std::array::from_fn(|r| src[r][p]);
+                }
+            } else {
+                for (p, dst) in panel.chunks_exact_mut(R).enumerate() {
+                    for (d, row) in dst.iter_mut().zip(&src) {
+                        *d = row.get(p).copied().unwrap_or(S::zero());
+                    }
                 }
             }
         }
