@@ -353,8 +353,12 @@ fn pack_a<S: Scalar, const R: usize>(
             // Column-major rows: `valid` contiguous values per `p`.
             for (p, dst) in panel.chunks_exact_mut(R).enumerate() {
                 let src = &a[p * m + first..][..valid];
-                for (r, d) in dst.iter_mut().enumerate() {
-                    *d = if r < valid { src[r] } else { S::zero() };
+                match <&[S; R]>::try_from(src) {
+                    Ok(full) => *<&mut [S; R]>::try_from(dst).unwrap() = *full,
+                    Err(_) => {
+                        dst[..valid].copy_from_slice(src);
+                        dst[valid..].fill(S::zero());
+                    }
                 }
             }
         } else {
