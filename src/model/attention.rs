@@ -113,9 +113,8 @@ fn forward_example<S: Scalar, F: Fma>(e: &Example<'_, S>, z: &mut [S], scores: &
             pattern[row + i + 1..row + t].fill(S::zero());
             let zi = &mut z[qi * hd + h * dh..][..dh];
             zi.fill(S::zero());
-            for j in 0..=i {
-                axpy::<S, F>(zi, pattern[row + j], &qkv[sh.v(b * t + j, h)..][..dh]);
-            }
+            let terms = (0..=i).map(|j| (pattern[row + j], &qkv[sh.v(b * t + j, h)..][..dh]));
+            add_scaled::<S, F>(zi, terms);
         }
     }
 }
@@ -143,12 +142,39 @@ fn transpose_head<S: Scalar>(yt: &mut [S], qkv: &[S], t: usize, dh: usize, at: i
     }
 }
 
-/// `y_d = fma(alpha, x_d, y_d)` (one step of a sum over the caller's index).
+/// `y_d = fma(alpha_n, x_n,d, y_d)` for the terms `(alpha_n, x_n)` in order: each output's own
+/// fused chain. At the common head widths the running sums are a fixed-size array, which stays
+/// in registers across the terms (a slice is stored and reloaded at every term, and the chain
+/// then waits on memory); other widths take the slice form, with the same operations.
 #[inline(always)]
-fn axpy<S: Scalar, F: Fma>(y: &mut [S], alpha: S, x: &[S]) {
-    for (o, &v) in y.iter_mut().zip(x) {
-        *o = S::fma::<F>(alpha, v, *o);
+fn add_scaled<'a, S: Scalar + 'a, F: Fma>(y: &mut [S], terms: impl Iterator<Item = (S, &'a [S])>) {
+    match y.len() {
+        16 => add_scaled_fixed::<S, F, 16>(y.try_into().unwrap(), terms),
+        32 => add_scaled_fixed::<S, F, 32>(y.try_into().unwrap(), terms),
+        64 => add_scaled_fixed::<S, F, 64>(y.try_into().unwrap(), terms),
+        _ => {
+            for (alpha, x) in terms {
+                for (o, &v) in y.iter_mut().zip(x) {
+                    *o = S::fma::<F>(alpha, v, *o);
+                }
+            }
+        }
     }
+}
+
+#[inline(always)]
+fn add_scaled_fixed<'a, S: Scalar + 'a, F: Fma, const D: usize>(
+    y: &mut [S; D],
+    terms: impl Iterator<Item = (S, &'a [S])>,
+) {
+    let mut acc = *y;
+    for (alpha, x) in terms {
+        let x: &[S; D] = x.try_into().unwrap();
+        for d in 0..D {
+            acc[d] = S::fma::<F>(alpha, x[d], acc[d]);
+        }
+    }
+    *y = acc;
 }
 
 /// dqkv (B·T, 3·H·dh) = attention'(dz) for the query positions `qs`; overwritten (Q rows of
@@ -196,23 +222,55 @@ fn backward_example<S: Scalar, F: Fma>(e: &Example<'_, S>, dqkv: &mut [S], dz: &
         // dq_i = Σ_j ds_ij k_j.
         for (qi, &i) in qs.iter().enumerate() {
             let dq0 = local(sh.q(b * t + i, h));
-            for j in 0..=i {
-                axpy::<S, F>(&mut dqkv[dq0..dq0 + dh], dscore[qi * t + j], &qkv[sh.k(b * t + j, h)..][..dh]);
-            }
+            let terms = (0..=i).map(|j| (dscore[qi * t + j], &qkv[sh.k(b * t + j, h)..][..dh]));
+            add_scaled::<S, F>(&mut dqkv[dq0..dq0 + dh], terms);
         }
         // dk_j = Σ_{i≥j} ds_ij q_i, dv_j = Σ_{i≥j} p_ij dz_i.
         for j in 0..t {
+            let later = || qs.iter().enumerate().filter(move |&(_, &i)| i >= j);
             let dk0 = local(sh.k(b * t + j, h));
+            let terms = later().map(|(qi, &i)| (dscore[qi * t + j], &qkv[sh.q(b * t + i, h)..][..dh]));
+            add_scaled::<S, F>(&mut dqkv[dk0..dk0 + dh], terms);
             let dv0 = local(sh.v(b * t + j, h));
-            for (qi, &i) in qs.iter().enumerate() {
-                if i < j {
-                    continue;
+            let terms = later().map(|(qi, _)| (pattern[(h * nq + qi) * t + j], &dz[qi * hd + h * dh..][..dh]));
+            add_scaled::<S, F>(&mut dqkv[dv0..dv0 + dh], terms);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::numerics::fused::Software;
+
+    /// The fixed-width sums (head widths 16, 32, 64) give the slice form's bits.
+    #[test]
+    fn fixed_width_sums_equal_the_slice_form() {
+        let mut state = 0x9e37_79b9_u32;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            (state as f32 / u32::MAX as f32 - 0.5) * 3.0
+        };
+        for d in [16, 32, 64] {
+            let xs: Vec<Vec<f32>> = (0..13).map(|_| (0..d).map(|_| next()).collect()).collect();
+            let alphas: Vec<f32> = (0..13).map(|_| next()).collect();
+            let start: Vec<f32> = (0..d).map(|_| next()).collect();
+            let mut fixed = start.clone();
+            add_scaled::<f32, Software>(&mut fixed, alphas.iter().copied().zip(xs.iter().map(|x| &x[..])));
+            let mut slice = start.clone();
+            for (&a, x) in alphas.iter().zip(&xs) {
+                for (o, &v) in slice.iter_mut().zip(x) {
+                    *o = Software::f32(a, v, *o);
                 }
-                let ds = dscore[qi * t + j];
-                let p = pattern[(h * nq + qi) * t + j];
-                axpy::<S, F>(&mut dqkv[dk0..dk0 + dh], ds, &qkv[sh.q(b * t + i, h)..][..dh]);
-                axpy::<S, F>(&mut dqkv[dv0..dv0 + dh], p, &dz[qi * hd + h * dh..][..dh]);
             }
+            assert_eq!(
+                fixed.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                slice.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                "d = {d}"
+            );
+            assert_ne!(fixed, start, "the sums moved");
         }
     }
 }

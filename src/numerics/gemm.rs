@@ -334,7 +334,7 @@ fn tiles<S: Scalar, F: Fma, const R: usize, const C: usize>(t: Task<'_, S>, scra
     }
 }
 
-/// `apack[ip][p][r] = a[row0 + ip·R + r, p]` (zero past the task's rows), written in `p` order.
+/// `apack[ip][p][r] = a[row0 + ip·R + r, p]` (zero past the task's rows).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn pack_a<S: Scalar, const R: usize>(
@@ -346,34 +346,40 @@ fn pack_a<S: Scalar, const R: usize>(
     rows: usize,
     k: usize,
 ) {
-    for (ip, panel) in apack.chunks_exact_mut(R * k.max(1)).enumerate().take(rows.div_ceil(R)) {
-        let first = row0 + ip * R;
-        let valid = R.min(rows - ip * R);
-        if a_trans {
-            // Column-major rows: `valid` contiguous values per `p`.
-            for (p, dst) in panel.chunks_exact_mut(R).enumerate() {
-                let src = &a[p * m + first..][..valid];
-                match <&[S; R]>::try_from(src) {
+    let panels = rows.div_ceil(R);
+    if a_trans {
+        // Column-major rows: row `p` of the stored `a` holds the task's `rows` values contiguously;
+        // read it once and deal it out to the panels (one panel at a time would revisit every line).
+        let apack = &mut apack[..panels * R * k];
+        for p in 0..k {
+            let src = &a[p * m + row0..][..rows];
+            for (ip, chunk) in src.chunks(R).enumerate() {
+                let dst = &mut apack[ip * R * k + p * R..][..R];
+                match <&[S; R]>::try_from(chunk) {
                     Ok(full) => *<&mut [S; R]>::try_from(dst).unwrap() = *full,
                     Err(_) => {
-                        dst[..valid].copy_from_slice(src);
-                        dst[valid..].fill(S::zero());
+                        dst[..chunk.len()].copy_from_slice(chunk);
+                        dst[chunk.len()..].fill(S::zero());
                     }
                 }
             }
+        }
+        return;
+    }
+    for (ip, panel) in apack.chunks_exact_mut(R * k.max(1)).enumerate().take(panels) {
+        let first = row0 + ip * R;
+        let valid = R.min(rows - ip * R);
+        // Row-major rows: R rows read side by side, contiguously, one R-wide group per `p`.
+        let src: [&[S]; R] = std::array::from_fn(|r| if r < valid { &a[(first + r) * k..][..k] } else { &[] });
+        if valid == R {
+            for (p, dst) in panel.chunks_exact_mut(R).enumerate() {
+                let dst: &mut [S; R] = dst.try_into().unwrap();
+                *dst = std::array::from_fn(|r| src[r][p]);
+            }
         } else {
-            // Row-major rows: R rows read side by side, contiguously, one R-wide group per `p`.
-            let src: [&[S]; R] = std::array::from_fn(|r| if r < valid { &a[(first + r) * k..][..k] } else { &[] });
-            if valid == R {
-                for (p, dst) in panel.chunks_exact_mut(R).enumerate() {
-                    let dst: &mut [S; R] = dst.try_into().unwrap();
-                    *dst = std::array::from_fn(|r| src[r][p]);
-                }
-            } else {
-                for (p, dst) in panel.chunks_exact_mut(R).enumerate() {
-                    for (d, row) in dst.iter_mut().zip(&src) {
-                        *d = row.get(p).copied().unwrap_or(S::zero());
-                    }
+            for (p, dst) in panel.chunks_exact_mut(R).enumerate() {
+                for (d, row) in dst.iter_mut().zip(&src) {
+                    *d = row.get(p).copied().unwrap_or(S::zero());
                 }
             }
         }
