@@ -11,7 +11,7 @@ src="$FROM/$SCALE/runs"; dst="$TO/$SCALE/runs"
 [ -d "$src" ] || { echo "no runs in $src" >&2; exit 1; }
 for run in "$src"/*/; do
   name=$(basename "$run"); mkdir -p "$dst/$name"
-  for f in config.toml manifest.json metrics.jsonl summary.json linear.json; do
+  for f in config.toml manifest.json metrics.jsonl summary.json linear.json linear.seconds; do
     [ -f "$run/$f" ] && cp "$run/$f" "$dst/$name/"
   done
   if [ -d "$run/probes" ]; then

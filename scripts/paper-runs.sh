@@ -20,7 +20,7 @@ PROBED=canonical_k10,canonical_k20
 # Seeds 1 and 2 where a claim rests on a fit: the D sweep to K = 20 and fixed D = 10k first, then K = 25–36.
 SEEDED=canonical_k3,canonical_k5,canonical_k7,canonical_k10,canonical_k13,canonical_k15,canonical_k17,canonical_k20,fixed_d10k_k5,fixed_d10k_k10,fixed_d10k_k20,fixed_d10k_k36,canonical_k25,canonical_k30,canonical_k36
 PROBES="snap ablation hessian displacement"
-SMALL="config.toml manifest.json metrics.jsonl summary.json linear.json"
+SMALL="config.toml manifest.json metrics.jsonl summary.json linear.json linear.seconds"
 
 build() {
   [ -x "$BIN" ] && return

@@ -422,6 +422,7 @@ pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let (ks, n_b, steps) = linear_plan(ctx.scale);
     let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     let mut seconds = 0.0;
+    let runs_total = ks.len();
     for k in ks {
         let label = format!("linear_k{k}");
         let dir = ctx.runs.join(&label);
@@ -468,6 +469,9 @@ pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let mut o =
         outcome("linear", &[], rows, figures, table(&["K", "n_b", "steps", "cand / ln K", "max |z-gap|"], &detail));
     o.compute_seconds = seconds;
+    // The linear runs are not transformer runs (no RunData), so they are counted here.
+    o.runs_total = runs_total;
+    o.runs_complete = o.rows.iter().filter(|r| r.verdict != Verdict::Incomplete).count();
     o.data = json!(data);
     Ok(o)
 }
@@ -497,6 +501,34 @@ mod tests {
         assert_eq!(snap_verdict(0.25, 0.99, Some(0.3)), Verdict::NotReplicated, "a quarter learned by τ/2");
         assert_eq!(snap_verdict(0.1, 0.35, Some(0.3)), Verdict::NotReplicated, "no rise");
         assert_eq!(grade_snap("c", "p", &[]).verdict, Verdict::Incomplete, "no points is no verdict, not no row");
+    }
+
+    #[test]
+    fn the_linear_suite_counts_its_runs_and_their_seconds() {
+        let root = std::env::temp_dir().join(format!("wt-linear-suite-{}", std::process::id()));
+        let k10 = root.join("runs/linear_k10");
+        std::fs::create_dir_all(&k10).unwrap();
+        let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/paper/runs/linear_k10/linear.json");
+        std::fs::copy(committed, k10.join("linear.json")).unwrap();
+        std::fs::write(k10.join("linear.seconds"), "12.5\n").unwrap();
+        let ctx = Ctx {
+            scale: Scale::Paper,
+            configs: super::super::configs::Configs::from_arg(None),
+            runs: root.join("runs"),
+            figures: root.join("figures"),
+            run_probes: false,
+            only: vec![],
+            seeds: 1,
+            seed: 0,
+        };
+        std::fs::create_dir_all(&ctx.figures).unwrap();
+        let o = linear_suite(&ctx).unwrap();
+        std::fs::remove_dir_all(&root).ok();
+        assert_eq!((o.runs_complete, o.runs_total), (1, 3), "K = 10 trained, K = 20 and 36 not");
+        assert_eq!(o.compute_seconds, 12.5);
+        let verdicts: Vec<Verdict> = o.rows.iter().map(|r| r.verdict).collect();
+        assert_ne!(verdicts[0], Verdict::Incomplete);
+        assert_eq!(&verdicts[1..], &[Verdict::Incomplete, Verdict::Incomplete]);
     }
 
     #[test]
