@@ -17,8 +17,9 @@ PIN=$(cat "$SAVED/REVISION")
 SRC=target/pinned-src-$PIN
 BIN=target/pinned-$PIN/release/windtunnel
 PROBED=canonical_k10,canonical_k20
-# Seeds 1 and 2 where a claim rests on a fit: the D sweep to K = 20 and fixed D = 10k first, then K = 25–36.
-SEEDED=canonical_k3,canonical_k5,canonical_k7,canonical_k10,canonical_k13,canonical_k15,canonical_k17,canonical_k20,fixed_d10k_k5,fixed_d10k_k10,fixed_d10k_k20,fixed_d10k_k36,canonical_k25,canonical_k30,canonical_k36
+# Seeds 1 and 2 where a claim rests on a fit (the paper-scale default of `replicate`): the D sweep to K = 20 and fixed D = 10k.
+SEEDED=canonical_k3,canonical_k5,canonical_k7,canonical_k10,canonical_k13,canonical_k15,canonical_k17,canonical_k20,fixed_d10k_k5,fixed_d10k_k10,fixed_d10k_k20,fixed_d10k_k36
+seed_runs() { echo "$SEEDED" | sed 's/\([^,]*\)/\1_s1,\1_s2/g'; }
 PROBES="snap ablation hessian displacement"
 SMALL="config.toml manifest.json metrics.jsonl summary.json linear.json linear.seconds"
 
@@ -52,7 +53,7 @@ train() {
       hessian_points "$WORK/paper/runs/$run"
     done
     $r d-scaling fixed-d --scale paper --out "$WORK" --seeds 3 --runs-only --jobs 1 --threads 1 \
-      --only "$(echo "$SEEDED" | sed 's/\([^,]*\)/\1_s1,\1_s2/g')" ) &
+      --only "$(seed_runs)" ) &
   # The other core: every other run.
   $r all --scale paper --out "$WORK" --only "$rest" --jobs 1 --threads 1
   wait
@@ -194,6 +195,7 @@ case "${1:-}" in
          echo "training in the background; log: $WORK/paper-runs.log" ;;
   train) train ;;
   save) build; save ;;
-  status) build; "$BIN" replicate all --scale paper --out "$SAVED" --list ;;
+  status) build; "$BIN" replicate all --scale paper --out "$SAVED" --list
+          "$BIN" replicate d-scaling fixed-d --scale paper --out "$SAVED" --seeds 3 --list --only "$(seed_runs)" ;;
   *) sed -n '2,9p' "$0"; exit 2 ;;
 esac

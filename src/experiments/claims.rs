@@ -187,10 +187,12 @@ pub struct Ctx {
     pub run_probes: bool,
     /// When not empty, compute probes only on these runs.
     pub only: Vec<String>,
-    /// Init/order seeds per configuration (1: the author's seed only).
-    pub seeds: u32,
+    /// `--seeds`: init/order seeds for every suite; when absent, each suite's default.
+    pub seeds: Option<u32>,
     /// The seed whose runs [`Ctx::load`] reads (0: the author's).
     pub seed: u32,
+    /// Read only the runs the seeds repeat, at seed 0 too (so every seed grades the same set).
+    pub seeded_only: bool,
 }
 
 impl Ctx {
@@ -201,11 +203,17 @@ impl Ctx {
 
     /// The suite's runs at init/order seed `s` (see [`super::runner::RunSpec::seeded`]).
     pub fn load_seed(&self, suite: &str, s: u32) -> Result<Vec<RunData>> {
-        super::suites::suite(suite)?
-            .runs(self.scale)
-            .iter()
-            .map(|spec| RunData::load(&spec.seeded(s), &self.configs, &self.runs))
-            .collect()
+        let suite = super::suites::suite(suite)?;
+        let specs = match (s, self.seeded_only) {
+            (0, true) => suite.seeded_runs(self.scale),
+            _ => suite.runs_at_seed(self.scale, s),
+        };
+        specs.iter().map(|spec| RunData::load(spec, &self.configs, &self.runs)).collect()
+    }
+
+    /// How many init/order seeds `suite` is graded with.
+    pub fn seeds_of(&self, suite: &super::suites::Suite) -> u32 {
+        suite.seeds(self.scale, self.seeds)
     }
 
     /// Whether a missing probe result on the run `name` may be computed now.

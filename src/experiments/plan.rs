@@ -16,7 +16,8 @@ pub struct Plan {
     pub scale: Scale,
     pub out: PathBuf,
     pub configs: Configs,
-    pub seeds: u32,
+    /// `--seeds`: init/order seeds for every suite; when absent, each suite's default.
+    pub seeds: Option<u32>,
     /// When not empty, only these units (run names, or the run a probe reads) are listed or submitted.
     pub only: Vec<String>,
     /// Write a report over runs of several arithmetic versions (flagged) instead of refusing.
@@ -61,11 +62,13 @@ impl Plan {
     pub fn specs(&self) -> Vec<RunSpec> {
         let mut seen = std::collections::BTreeSet::new();
         let mut v = vec![];
-        for s in 0..self.seeds.max(1) {
-            for spec in self.suites.iter().flat_map(|suite| suite.runs(self.scale)) {
-                let spec = spec.seeded(s);
-                if seen.insert(spec.name.clone()) {
-                    v.push(spec);
+        let seeds = |suite: &Suite| suite.seeds(self.scale, self.seeds);
+        for s in 0..self.suites.iter().map(|suite| seeds(suite)).max().unwrap_or(1) {
+            for suite in self.suites.iter().filter(|suite| s < seeds(suite)) {
+                for spec in suite.runs_at_seed(self.scale, s) {
+                    if seen.insert(spec.name.clone()) {
+                        v.push(spec);
+                    }
                 }
             }
         }
@@ -101,8 +104,8 @@ impl Plan {
         let mut a = vec![bin.display().to_string(), "replicate".into()];
         a.extend(self.suites.iter().map(|s| s.name.to_string()));
         a.extend(["--scale".into(), self.scale.name().into(), "--out".into(), self.out.display().to_string()]);
-        if self.seeds > 1 {
-            a.extend(["--seeds".into(), self.seeds.to_string()]);
+        if let Some(n) = self.seeds {
+            a.extend(["--seeds".into(), n.to_string()]);
         }
         a.extend(self.configs.arg());
         a
@@ -195,7 +198,7 @@ pub fn shell_line(args: &[String]) -> String {
 mod tests {
     use super::*;
 
-    fn plan(seeds: u32) -> Plan {
+    fn plan(seeds: Option<u32>) -> Plan {
         Plan {
             suites: ["snap", "linear"].iter().map(|n| super::super::suites::suite(n).unwrap()).collect(),
             scale: Scale::Ci,
@@ -209,10 +212,10 @@ mod tests {
 
     #[test]
     fn seeds_add_named_runs_with_their_own_init_and_order() {
-        let names: Vec<String> = plan(2).specs().into_iter().map(|s| s.name).collect();
+        let names: Vec<String> = plan(Some(2)).specs().into_iter().map(|s| s.name).collect();
         assert_eq!(names, ["ci_canonical_k10", "ci_canonical_k20", "ci_canonical_k10_s1", "ci_canonical_k20_s1"]);
-        let s1 = plan(2).specs()[2].resolve(&Configs::Builtin).unwrap();
-        let s0 = plan(2).specs()[0].resolve(&Configs::Builtin).unwrap();
+        let s1 = plan(Some(2)).specs()[2].resolve(&Configs::Builtin).unwrap();
+        let s0 = plan(Some(2)).specs()[0].resolve(&Configs::Builtin).unwrap();
         assert_eq!((s0.train.init.as_str(), s0.train.order_seed), ("seed:42", 42));
         assert_eq!((s1.train.init.as_str(), s1.train.order_seed), ("seed:43", 43));
         assert_eq!(s0.data, s1.data, "the data seed stays");
@@ -220,7 +223,7 @@ mod tests {
 
     #[test]
     fn units_of_an_empty_results_directory_are_not_started_with_one_command_each() {
-        let p = Plan { out: std::env::temp_dir().join("wt-plan-empty-nonexistent"), ..plan(1) };
+        let p = Plan { out: std::env::temp_dir().join("wt-plan-empty-nonexistent"), ..plan(None) };
         let t = p.train_units(Path::new("/bin/wt")).unwrap();
         assert_eq!(t.len(), 2);
         assert!(t.iter().all(|u| u.state == State::NotStarted));
@@ -232,6 +235,20 @@ mod tests {
         assert_eq!(probes.len(), 3, "{lines:?}");
         assert!(lines[0].starts_with("/bin/wt replicate snap --scale ci"), "{}", lines[0]);
         assert!(lines[2].contains("replicate linear ") && lines[2].ends_with("--probes-only --only linear_k10"));
+    }
+
+    #[test]
+    fn the_paper_plan_has_seeds_where_a_claim_rests_on_a_fit() {
+        let all = Plan { scale: Scale::Paper, suites: super::super::suites::SUITES.iter().collect(), ..plan(None) };
+        let names: Vec<String> = all.specs().into_iter().map(|s| s.name).collect();
+        let has = |n: &str| names.iter().any(|x| x == n);
+        assert!(has("canonical_k3_s1") && has("canonical_k20_s2") && has("fixed_d10k_k36_s2"));
+        assert!(!has("canonical_k25_s1") && !has("fixed_d20k_k5_s1") && !has("lr_k20_eta3e-4_s1"));
+        assert!(!has("canonical_k3_s3"));
+        assert_eq!(names.iter().filter(|n| n.ends_with("_s1") || n.ends_with("_s2")).count(), 2 * (8 + 4));
+        let one = Plan { seeds: Some(1), ..all };
+        assert!(one.specs().iter().all(|s| !s.name.ends_with("_s1")), "--seeds 1 turns them off");
+        assert!(one.args(Path::new("wt")).ends_with(&["--seeds".into(), "1".into()]));
     }
 
     #[test]

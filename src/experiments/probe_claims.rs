@@ -518,8 +518,9 @@ mod tests {
             figures: root.join("figures"),
             run_probes: false,
             only: vec![],
-            seeds: 1,
+            seeds: None,
             seed: 0,
+            seeded_only: false,
         };
         std::fs::create_dir_all(&ctx.figures).unwrap();
         let o = linear_suite(&ctx).unwrap();

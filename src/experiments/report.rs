@@ -210,6 +210,7 @@ fn context(plan: &Plan, figures: PathBuf, run_probes: bool, only: Vec<String>) -
         only,
         seeds: plan.seeds,
         seed: 0,
+        seeded_only: false,
     }
 }
 

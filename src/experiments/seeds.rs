@@ -36,35 +36,38 @@ pub fn grade(per_seed: &[Option<bool>], pooled: Option<bool>) -> Verdict {
     }
 }
 
-/// The Seeds section for the suites already analysed at seed 0 (`outs`): every claim row of every
-/// suite with its own runs, re-graded on each seed, plus the pooled D-scaling fit. Probe suites
+/// The Seeds section for the suites already analysed at seed 0 (`outs`): every claim row of each
+/// suite graded with several seeds, re-graded on each seed's runs (the runs the seeds repeat, at
+/// seed 0 too, so every seed grades the same set), plus the pooled D-scaling fit. Probe suites
 /// read seed 0's checkpoints only and are left out.
 pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
-    if ctx.seeds < 2 {
+    let mut seeded = vec![];
+    for o in outs {
+        let suite = super::suites::suite(&o.suite)?;
+        if !suite.reads_probes && ctx.seeds_of(suite) >= 2 {
+            seeded.push(suite);
+        }
+    }
+    if seeded.is_empty() {
         return Ok(Section { markdown: String::new(), data: None });
     }
     let scratch = ctx.figures.join(".seeds");
     std::fs::create_dir_all(&scratch).map_err(|e| crate::error::Error::io(&scratch, e))?;
+    let subset = Ctx { seeded_only: true, run_probes: false, ..ctx.clone() };
     let mut rows = vec![];
     let mut data = serde_json::Map::new();
     let mut figures = vec![];
     let mut t1_table = String::new();
-    for o in outs.iter() {
-        let suite = super::suites::suite(&o.suite)?;
-        if suite.reads_probes {
-            continue;
-        }
-        let mut by_seed = vec![o.clone()];
-        for s in 1..ctx.seeds {
-            let c = Ctx { seed: s, figures: scratch.clone(), run_probes: false, ..ctx.clone() };
-            by_seed.push(super::report::analyse(&c, suite)?);
-        }
+    for suite in &seeded {
+        let n = ctx.seeds_of(suite);
+        let by_seed: Vec<SuiteOutcome> = (0..n)
+            .map(|s| super::report::analyse(&Ctx { seed: s, figures: scratch.clone(), ..subset.clone() }, suite))
+            .collect::<Result<_>>()?;
         let graded = claim_rows(&by_seed);
-        data.insert(o.suite.clone(), json!(graded.iter().map(|r| &r.1).collect::<Vec<_>>()));
+        data.insert(suite.name.into(), json!(graded.iter().map(|r| &r.1).collect::<Vec<_>>()));
         rows.extend(graded.into_iter().map(|r| r.0));
-        if o.suite == "d-scaling" {
-            let runs: Vec<Vec<RunData>> =
-                (0..ctx.seeds).map(|s| ctx.load_seed("d-scaling", s)).collect::<Result<_>>()?;
+        if suite.name == "d-scaling" {
+            let runs: Vec<Vec<RunData>> = (0..n).map(|s| subset.load_seed("d-scaling", s)).collect::<Result<_>>()?;
             let (row, js, fig) = d_scaling(ctx, &runs)?;
             rows.push(row);
             t1_table = t1_markdown(&js["t1_by_k"]);
@@ -73,16 +76,36 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    let mut md = format!("\n## Seeds ({} init/batch-order seeds per configuration; data seed 42)\n\n", ctx.seeds);
-    md += "Each claim re-measured and re-graded on every seed's runs (s0 is the author's seed, the \
-           figures above). Over seeds: replicated when every seed replicates, not replicated when none \
-           does, differs otherwise.\n\n";
+    let mut md = "\n## Seeds (init/batch-order seeds; data seed 42)\n\n".to_string();
+    md += &scope(ctx, &seeded);
+    md += "Each claim re-measured and re-graded on every seed's runs. s0 is the author's seed, graded \
+           here on the same runs as the other seeds, so where a seed repeats only part of a suite \
+           its figures can differ from the table above. Over seeds: replicated when every seed \
+           replicates, not replicated when none does, differs otherwise.\n\n";
     md += &table(&["suite: claim", "per seed", "pooled / spread", "holds for", "verdict"], &rows);
     md += &t1_table;
     for f in figures {
         md += &format!("\n![seeds]({f})\n");
     }
     Ok(Section { markdown: md, data: Some(serde_json::Value::Object(data)) })
+}
+
+/// Which runs each seeded suite repeats, as a list for the report.
+fn scope(ctx: &Ctx, seeded: &[&super::suites::Suite]) -> String {
+    let mut md = String::new();
+    for suite in seeded {
+        let (all, rep) = (suite.runs(ctx.scale), suite.seeded_runs(ctx.scale));
+        let name = |r: Option<&super::runner::RunSpec>| r.map_or(String::new(), |r| r.name.clone());
+        let (first, last) = (name(rep.first()), name(rep.last()));
+        md += &format!(
+            "- {}: {} seeds of {} of its {} runs ({first} … {last})\n",
+            suite.name,
+            ctx.seeds_of(suite),
+            rep.len(),
+            all.len()
+        );
+    }
+    md + "\n"
 }
 
 /// Verdict over seeds from the per-seed verdicts of one claim.

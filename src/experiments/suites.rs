@@ -59,13 +59,32 @@ fn paper_plateau() -> Vec<RunSpec> {
     v
 }
 
+/// The fixed-D runs at D = `d` thousand.
+fn fixed_d_runs(d: usize) -> [RunSpec; 4] {
+    [5, 10, 20, 36].map(|k| cfg(&format!("fixed_d{d}k_k{k}"), &["train.stop_at_t1_multiple=1.2"]))
+}
+
 fn paper_fixed_d() -> Vec<RunSpec> {
-    let stop = "train.stop_at_t1_multiple=1.2";
-    [10, 20].iter().flat_map(|d| [5, 10, 20, 36].map(|k| cfg(&format!("fixed_d{d}k_k{k}"), &[stop]))).collect()
+    [10, 20].into_iter().flat_map(fixed_d_runs).collect()
 }
 
 fn paper_canonical_sweep() -> Vec<RunSpec> {
     CANONICAL_K.map(canonical).to_vec()
+}
+
+/// Where a paper-scale claim rests on a fit, the runs are repeated on init/order seeds 1 and 2
+/// (issue 17): the D sweep to K = 20 (the D-law and, from the same runs, the Δz lead) and fixed
+/// D = 10k. K = 25–36 are left at one seed: their 2–3·T1 runs would more than double the cost.
+pub const PAPER_SEEDS: u32 = 3;
+pub const SEEDED_K: [usize; 8] = [3, 5, 7, 10, 13, 15, 17, 20];
+
+/// The runs a seed s ≥ 1 repeats at paper scale, for the suites that have seeds by default.
+fn paper_seeded(suite: &str) -> Option<Vec<RunSpec>> {
+    match suite {
+        "d-scaling" | "dz-lead" => Some(SEEDED_K.map(canonical).to_vec()),
+        "fixed-d" => Some(fixed_d_runs(10).to_vec()),
+        _ => None,
+    }
 }
 
 /// η = 1e-3 is the canonical K = 20 run itself (spec §8 row 4: "= landauer_dense_k20").
@@ -128,6 +147,30 @@ impl Suite {
             Scale::Paper => (self.paper)(),
             Scale::Ci => (self.ci)(),
         }
+    }
+
+    /// The runs every init/order seed s ≥ 1 repeats (named `<run>_s<s>`): at paper scale a subset
+    /// for the suites seeded by default ([`SEEDED_K`], fixed D = 10k), otherwise all its runs.
+    pub fn seeded_runs(&self, scale: Scale) -> Vec<RunSpec> {
+        match scale {
+            Scale::Paper => paper_seeded(self.name).unwrap_or_else(|| self.runs(scale)),
+            Scale::Ci => self.runs(scale),
+        }
+    }
+
+    /// How many seeds the suite is trained and graded with: `--seeds` when given, else
+    /// [`PAPER_SEEDS`] for the paper-scale suites that rest on a fit and 1 otherwise.
+    pub fn seeds(&self, scale: Scale, given: Option<u32>) -> u32 {
+        match given {
+            Some(n) => n.max(1),
+            None if scale == Scale::Paper && paper_seeded(self.name).is_some() => PAPER_SEEDS,
+            None => 1,
+        }
+    }
+
+    /// The suite's runs at seed `s`: all of them at seed 0, the seeded subset at s ≥ 1.
+    pub fn runs_at_seed(&self, scale: Scale, s: u32) -> Vec<RunSpec> {
+        if s == 0 { self.runs(scale) } else { self.seeded_runs(scale).iter().map(|r| r.seeded(s)).collect() }
     }
 }
 
@@ -206,6 +249,39 @@ mod tests {
     fn an_unknown_suite_is_an_error_listing_every_valid_one() {
         let e = suite("d-scalin").unwrap_err().to_string();
         assert!(e.contains("\"d-scalin\"") && SUITES.iter().all(|s| e.contains(s.name)), "{e}");
+    }
+
+    #[test]
+    fn paper_seeds_repeat_the_fits_runs_to_k20_and_at_d10k_only() {
+        let names = |suite: &str, s| -> Vec<String> {
+            super::suite(suite).unwrap().runs_at_seed(Scale::Paper, s).into_iter().map(|r| r.name).collect()
+        };
+        let d = names("d-scaling", 1);
+        assert_eq!(d.len(), 8);
+        assert_eq!((d[0].as_str(), d[7].as_str()), ("canonical_k3_s1", "canonical_k20_s1"));
+        assert_eq!(names("dz-lead", 2), names("d-scaling", 2));
+        assert_eq!(
+            names("fixed-d", 2),
+            ["fixed_d10k_k5_s2", "fixed_d10k_k10_s2", "fixed_d10k_k20_s2", "fixed_d10k_k36_s2"]
+        );
+        assert_eq!(names("d-scaling", 0).len(), 11, "seed 0 is the whole sweep");
+        // A seeded run is its seed-0 run with other init and order seeds only.
+        let sweep = suite("d-scaling").unwrap().runs(Scale::Paper);
+        let s1 = suite("d-scaling").unwrap().runs_at_seed(Scale::Paper, 1);
+        assert_eq!(s1[7], sweep[7].seeded(1));
+        let seeds = |n: &str, scale, given| suite(n).unwrap().seeds(scale, given);
+        assert_eq!((seeds("d-scaling", Scale::Paper, None), seeds("fixed-d", Scale::Paper, None)), (3, 3));
+        assert_eq!((seeds("lr", Scale::Paper, None), seeds("d-scaling", Scale::Ci, None)), (1, 1));
+        assert_eq!((seeds("lr", Scale::Paper, Some(2)), seeds("d-scaling", Scale::Paper, Some(1))), (2, 1));
+        assert_eq!(
+            names("lr", 1).len(),
+            suite("lr").unwrap().runs(Scale::Paper).len(),
+            "--seeds on other suites: all runs"
+        );
+        assert_eq!(
+            suite("d-scaling").unwrap().runs_at_seed(Scale::Ci, 1).len(),
+            suite("d-scaling").unwrap().runs(Scale::Ci).len()
+        );
     }
 
     #[test]
