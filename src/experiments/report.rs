@@ -180,7 +180,7 @@ pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
     }
     let mech = mechanisms(&ctx, &outs)?;
     let seeds = super::seeds::section(&ctx, &outs)?;
-    let md = markdown(scale, &outs, &mech)
+    let md = markdown(scale, plan.seeds, &outs, &mech)
         + &seeds.markdown
         + &provenance(&ctx.runs, plan.allow_mixed_arithmetic)?
         + &config_drift(plan)?
@@ -315,7 +315,8 @@ fn config_drift(plan: &Plan) -> Result<String> {
     })
 }
 
-pub fn markdown(scale: Scale, outs: &[SuiteOutcome], mech: &[Mechanism]) -> String {
+/// `seeds`: the plan's `--seeds`, repeated in each suite's command.
+pub fn markdown(scale: Scale, seeds: Option<u32>, outs: &[SuiteOutcome], mech: &[Mechanism]) -> String {
     let mut s = format!(
         "# windtunnel replication report — `{}` scale\n\nwindtunnel {}. Paper: *Marginals Before Conditionals* (arXiv 2603.10074); \
          the protocol: docs/SPEC.md; the paper's numbers and their sources: the last section. Verdicts: **replicated** (same direction, magnitude within the stated \
@@ -353,10 +354,19 @@ pub fn markdown(scale: Scale, outs: &[SuiteOutcome], mech: &[Mechanism]) -> Stri
     let crows: Vec<Vec<String>> = outs
         .iter()
         .map(|o| {
-            vec![o.suite.clone(), format!("{}/{}", o.runs_complete, o.runs_total), format!("{:.0}", o.compute_seconds)]
+            let seeds = seeds.map_or(String::new(), |n| format!(" --seeds {n}"));
+            vec![
+                o.suite.clone(),
+                format!("{}/{}", o.runs_complete, o.runs_total),
+                format!("{:.0}", o.compute_seconds),
+                format!("`windtunnel replicate {} --scale {}{seeds}`", o.suite, scale.name()),
+            ]
         })
         .collect();
-    s += &table(&["suite", "runs complete", "training + probe seconds (shared runs count in every suite)"], &crows);
+    s += "Each suite is reproduced by its command, run at the revision under Provenance (add \
+          `--executor slurm` on a cluster, docs/CLUSTER.md); `windtunnel replicate all` runs them all.\n\n";
+    let header = ["suite", "runs complete", "training + probe seconds (shared runs count in every suite)", "command"];
+    s += &table(&header, &crows);
     for o in outs {
         s += &format!("\n## {}\n\n{}\n", o.suite, o.details);
         for f in &o.figures {
@@ -411,6 +421,16 @@ mod tests {
             runs_complete: 0,
             compute_seconds: 0.0,
         }
+    }
+
+    #[test]
+    fn the_compute_table_gives_each_suites_command() {
+        let outs = [outcome("lr", vec![]), outcome("fixed-d", vec![])];
+        let md = markdown(Scale::Paper, None, &outs, &[]);
+        assert!(md.contains("| lr | 0/0 | 0 | `windtunnel replicate lr --scale paper` |"), "{md}");
+        assert!(md.contains("`windtunnel replicate fixed-d --scale paper` |") && !md.contains("--seeds"));
+        let md = markdown(Scale::Ci, Some(2), &outs, &[]);
+        assert!(md.contains("`windtunnel replicate lr --scale ci --seeds 2` |"), "{md}");
     }
 
     #[test]

@@ -77,7 +77,7 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     let mut md = "\n## Seeds (init/batch-order seeds; data seed 42)\n\n".to_string();
-    md += &scope(ctx, &seeded);
+    md += &scope(ctx, &seeded)?;
     md += "Each claim re-measured and re-graded on every seed's runs. s0 is the author's seed, graded \
            here on the same runs as the other seeds, so where a seed repeats only part of a suite \
            its figures can differ from the table above. Over seeds: replicated when every seed \
@@ -90,22 +90,27 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
     Ok(Section { markdown: md, data: Some(serde_json::Value::Object(data)) })
 }
 
-/// Which runs each seeded suite repeats, as a list for the report.
-fn scope(ctx: &Ctx, seeded: &[&super::suites::Suite]) -> String {
+/// Which runs each seeded suite repeats, and how far its seed runs (s ≥ 1) are, for the report.
+fn scope(ctx: &Ctx, seeded: &[&super::suites::Suite]) -> Result<String> {
     let mut md = String::new();
     for suite in seeded {
         let (all, rep) = (suite.runs(ctx.scale), suite.seeded_runs(ctx.scale));
         let name = |r: Option<&super::runner::RunSpec>| r.map_or(String::new(), |r| r.name.clone());
         let (first, last) = (name(rep.first()), name(rep.last()));
+        let n = ctx.seeds_of(suite);
+        let by_seed = (1..n).map(|s| ctx.load_seed(suite.name, s)).collect::<Result<Vec<_>>>()?;
+        let runs: Vec<RunData> = by_seed.into_iter().flatten().collect();
+        let done = runs.iter().filter(|r| r.complete).count();
         md += &format!(
-            "- {}: {} seeds of {} of its {} runs ({first} … {last})\n",
+            "- {}: {n} seeds of {} of its {} runs ({first} … {last}); seed runs complete {done}/{}, {:.0} s of training\n",
             suite.name,
-            ctx.seeds_of(suite),
             rep.len(),
-            all.len()
+            all.len(),
+            runs.len(),
+            super::claims::seconds(&runs),
         );
     }
-    md + "\n"
+    Ok(md + "\n")
 }
 
 /// Verdict over seeds from the per-seed verdicts of one claim.
