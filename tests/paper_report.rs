@@ -73,3 +73,31 @@ fn the_paper_report_json_carries_its_figures_as_numbers() {
     let alpha = report["paper"].as_array().unwrap().iter().find(|p| p["name"] == "ALPHA").unwrap();
     assert_eq!(alpha["value"][0], 1.194);
 }
+
+#[test]
+fn the_paper_report_names_the_builds_that_trained_every_committed_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/paper");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("report.json")).unwrap()).unwrap();
+    let mut named: Vec<String> = report["trained_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| b["runs"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string()))
+        .collect();
+    named.sort();
+    let mut on_disk: Vec<String> = std::fs::read_dir(root.join("runs"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("manifest.json").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    assert!(!on_disk.is_empty());
+    assert_eq!(named, on_disk);
+    let md = std::fs::read_to_string(root.join("report.md")).unwrap();
+    let top = &md[..md.find("## Claims").unwrap()];
+    for b in report["trained_by"].as_array().unwrap() {
+        assert!(top.contains(b["revision"].as_str().unwrap()), "the top of report.md names {}", b["revision"]);
+    }
+}

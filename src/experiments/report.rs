@@ -156,6 +156,8 @@ pub fn mechanisms(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Vec<Mechanism>> {
 struct ReportJson<'a> {
     scale: &'a str,
     windtunnel_version: &'a str,
+    /// The builds that trained the runs: arithmetic version, revision and run names.
+    trained_by: Vec<serde_json::Value>,
     suites: &'a [SuiteOutcome],
     mechanisms: &'a [Mechanism],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -180,9 +182,10 @@ pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
     }
     let mech = mechanisms(&ctx, &outs)?;
     let seeds = super::seeds::section(&ctx, &outs)?;
-    let md = markdown(scale, plan.seeds, &outs, &mech)
+    let builds = builds(&ctx.runs)?;
+    let md = markdown(scale, plan.seeds, &trained_by(&builds), &outs, &mech)
         + &seeds.markdown
-        + &provenance(&ctx.runs, plan.allow_mixed_arithmetic)?
+        + &provenance(&builds, &ctx.runs, plan.allow_mixed_arithmetic)?
         + &config_drift(plan)?
         + &super::paper::markdown();
     let path = base.join("report.md");
@@ -190,6 +193,10 @@ pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
     let js = ReportJson {
         scale: scale.name(),
         windtunnel_version: env!("CARGO_PKG_VERSION"),
+        trained_by: builds
+            .iter()
+            .map(|((v, rev), runs)| json!({"arithmetic": v, "revision": rev, "runs": runs}))
+            .collect(),
         suites: &outs,
         mechanisms: &mech,
         seeds: &seeds.data,
@@ -245,14 +252,14 @@ pub fn verdict_table(report: &serde_json::Value) -> String {
     table(&["suite", "claim", "windtunnel", "verdict"], &rows)
 }
 
-/// Which arithmetic versions and revisions trained the runs under `runs` (one markdown section);
-/// runs of different arithmetic versions are flagged, since their numbers are not comparable bit
-/// for bit and a resumed run never mixes them.
-pub fn provenance(runs: &Path, allow_mixed: bool) -> Result<String> {
-    let mut by_version: std::collections::BTreeMap<(u32, String), Vec<String>> = Default::default();
+/// The runs under a directory by the (arithmetic version, revision) that trained them.
+pub type Builds = std::collections::BTreeMap<(u32, String), Vec<String>>;
+
+pub fn builds(runs: &Path) -> Result<Builds> {
+    let mut by_version = Builds::new();
     let entries = match std::fs::read_dir(runs) {
         Ok(e) => e,
-        Err(_) => return Ok(String::new()),
+        Err(_) => return Ok(by_version),
     };
     for e in entries.flatten() {
         let dir = e.path();
@@ -262,6 +269,33 @@ pub fn provenance(runs: &Path, allow_mixed: bool) -> Result<String> {
             by_version.entry((m.arithmetic, m.git_revision)).or_default().push(name);
         }
     }
+    for names in by_version.values_mut() {
+        names.sort();
+    }
+    Ok(by_version)
+}
+
+/// One line for the top of the report: the build that trained every run, or how many did.
+pub fn trained_by(builds: &Builds) -> String {
+    let dirty = |rev: &str| if rev.ends_with("-dirty") { " — **built from uncommitted changes**" } else { "" };
+    match builds.keys().collect::<Vec<_>>()[..] {
+        [] => String::new(),
+        [(v, rev)] => format!("Every run was trained by revision `{rev}` (arithmetic v{v}){}.\n\n", dirty(rev)),
+        ref several => {
+            let revs: Vec<String> = several.iter().map(|(v, r)| format!("`{r}` (v{v}){}", dirty(r))).collect();
+            format!(
+                "**The runs were trained by {} builds** (Provenance lists which): {}.\n\n",
+                several.len(),
+                revs.join(", ")
+            )
+        }
+    }
+}
+
+/// Which arithmetic versions and revisions trained the runs under `runs` (one markdown section);
+/// runs of different arithmetic versions are flagged, since their numbers are not comparable bit
+/// for bit and a resumed run never mixes them.
+pub fn provenance(by_version: &Builds, runs: &Path, allow_mixed: bool) -> Result<String> {
     let mut s = String::from("\n## Provenance\n\n");
     let versions: std::collections::BTreeSet<u32> = by_version.keys().map(|k| k.0).collect();
     if versions.len() > 1 && !allow_mixed {
@@ -281,8 +315,10 @@ pub fn provenance(runs: &Path, allow_mixed: bool) -> Result<String> {
              are not one replication (docs/determinism.md, \"Versions\").**\n\n"
         );
     }
-    for ((v, rev), mut names) in by_version {
-        names.sort();
+    if by_version.is_empty() {
+        return Ok(String::new());
+    }
+    for ((v, rev), names) in by_version {
         let dirty = if rev.ends_with("-dirty") { " — **built from uncommitted changes**" } else { "" };
         s += &format!("- arithmetic v{v}, revision `{rev}`{dirty}: {} runs ({})\n", names.len(), names.join(", "));
     }
@@ -316,12 +352,19 @@ fn config_drift(plan: &Plan) -> Result<String> {
 }
 
 /// `seeds`: the plan's `--seeds`, repeated in each suite's command.
-pub fn markdown(scale: Scale, seeds: Option<u32>, outs: &[SuiteOutcome], mech: &[Mechanism]) -> String {
+/// `trained_by`: a line on the builds that trained the runs ([`trained_by`]).
+pub fn markdown(
+    scale: Scale,
+    seeds: Option<u32>,
+    trained_by: &str,
+    outs: &[SuiteOutcome],
+    mech: &[Mechanism],
+) -> String {
     let mut s = format!(
         "# windtunnel replication report — `{}` scale\n\nwindtunnel {}. Paper: *Marginals Before Conditionals* (arXiv 2603.10074); \
          the protocol: docs/SPEC.md; the paper's numbers and their sources: the last section. Verdicts: **replicated** (same direction, magnitude within the stated \
          tolerance), **differs** (same direction, other magnitude), **not replicated** (absent or reversed), **incomplete** (runs or probes \
-         still missing).{}\n\n## Claims\n\n",
+         still missing).{}\n\n{trained_by}## Claims\n\n",
         scale.name(),
         env!("CARGO_PKG_VERSION"),
         if scale == Scale::Ci {
@@ -394,15 +437,17 @@ mod tests {
         };
         write("a", Some(2));
         write("b", Some(2));
-        let one = provenance(&runs, false).unwrap();
+        let one = provenance(&builds(&runs).unwrap(), &runs, false).unwrap();
+        assert_eq!(trained_by(&builds(&runs).unwrap()).matches("arithmetic v2").count(), 1);
         assert!(one.contains("arithmetic v2") && one.contains("2 runs (a, b)") && !one.contains("Mixed"), "{one}");
         write("old", None);
-        let e = provenance(&runs, false).unwrap_err().to_string();
+        let e = provenance(&builds(&runs).unwrap(), &runs, false).unwrap_err().to_string();
         assert!(
             e.contains("{1, 2}") && e.contains("v1 at") && e.contains("old") && e.contains("--allow-mixed-arithmetic"),
             "{e}"
         );
-        let mixed = provenance(&runs, true).unwrap();
+        let mixed = provenance(&builds(&runs).unwrap(), &runs, true).unwrap();
+        assert!(trained_by(&builds(&runs).unwrap()).starts_with("**The runs were trained by 2 builds**"));
         assert!(
             mixed.contains("Mixed arithmetic") && mixed.contains("arithmetic v1") && mixed.contains("(old)"),
             "{mixed}"
@@ -426,10 +471,10 @@ mod tests {
     #[test]
     fn the_compute_table_gives_each_suites_command() {
         let outs = [outcome("lr", vec![]), outcome("fixed-d", vec![])];
-        let md = markdown(Scale::Paper, None, &outs, &[]);
+        let md = markdown(Scale::Paper, None, "", &outs, &[]);
         assert!(md.contains("| lr | 0/0 | 0 | `windtunnel replicate lr --scale paper` |"), "{md}");
         assert!(md.contains("`windtunnel replicate fixed-d --scale paper` |") && !md.contains("--seeds"));
-        let md = markdown(Scale::Ci, Some(2), &outs, &[]);
+        let md = markdown(Scale::Ci, Some(2), "", &outs, &[]);
         assert!(md.contains("`windtunnel replicate lr --scale ci --seeds 2` |"), "{md}");
     }
 
