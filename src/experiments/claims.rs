@@ -165,6 +165,12 @@ impl RunData {
         self.records.last().map_or(0, |r| r.step)
     }
 
+    /// Finished by running its full `max_steps` (not by a stopping rule): a waiting time it has
+    /// not reached by now it never reaches.
+    pub fn ran_out(&self) -> bool {
+        self.complete && self.last_step() >= self.cfg.train.max_steps
+    }
+
     /// "1850" or "–" (not reached) or "> 4000" (not reached yet, still training).
     pub fn show(&self, t: Option<u64>) -> String {
         match t {

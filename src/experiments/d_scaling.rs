@@ -20,6 +20,8 @@ pub struct Numbers {
     pub t1: Vec<f64>,
     /// Every run has T1.
     pub all: bool,
+    /// Finished runs that never reached T1 (they never left the plateau).
+    pub stuck: Vec<String>,
     pub fit: Option<Fit>,
     /// (threshold fraction, fit, every run has that crossing).
     pub fraction_fits: Vec<(f64, Option<Fit>, bool)>,
@@ -38,7 +40,8 @@ pub fn measure(runs: &[RunData]) -> Numbers {
             (*frac, power_law(&dx, &ty, SEED, 200 + i as u64), dx.len() == runs.len())
         })
         .collect();
-    Numbers { all: d.len() == runs.len(), d, t1, fit, fraction_fits }
+    let stuck = runs.iter().filter(|r| r.ran_out() && r.taus.t1.is_none()).map(|r| format!("K = {}", r.k())).collect();
+    Numbers { all: d.len() == runs.len(), stuck, d, t1, fit, fraction_fits }
 }
 
 /// α replicated: within 0.15 of the paper's, or the paper's inside the CI.
@@ -58,6 +61,13 @@ pub fn fraction_verdict(slopes: &[f64]) -> Verdict {
 pub fn grade(n: &Numbers, runs: usize) -> Vec<Row> {
     let claim = "τ ∝ D^α (T1, OLS in log–log over the canonical K sweep)";
     let alpha_row = match &n.fit {
+        _ if !n.stuck.is_empty() => Row::new(
+            claim,
+            paper::ALPHA.quote,
+            format!("{} never reached T1", n.stuck.join(", ")),
+            Verdict::NotReplicated,
+            "a finished run that never left the plateau has no waiting time: no power law in D holds through it",
+        ),
         Some(f) if f.n >= 3 && n.all => Row::new(
             claim,
             paper::ALPHA.quote,
@@ -200,11 +210,12 @@ mod tests {
     }
 
     #[test]
-    fn the_alpha_row_grades_all_three_ways_and_waits_for_every_run() {
+    fn the_alpha_row_grades_all_three_ways_and_waits_for_every_run_still_training() {
         let numbers = |slope: f64, all: bool| Numbers {
             d: vec![1.0; 11],
             t1: vec![1.0; 11],
             all,
+            stuck: vec![],
             fit: Some(fit(slope, Some((slope - 0.05, slope + 0.05)))),
             fraction_fits: vec![],
         };
@@ -212,6 +223,11 @@ mod tests {
         assert_eq!(grade(&numbers(1.6, true), 11)[0].verdict, Verdict::Differs);
         assert_eq!(grade(&numbers(0.5, true), 11)[0].verdict, Verdict::NotReplicated);
         assert_eq!(grade(&numbers(1.22, false), 11)[0].verdict, Verdict::Incomplete);
+        // A finished run that never reached T1 is not waited for.
+        let stuck = Numbers { stuck: vec!["K = 36".into()], ..numbers(1.22, false) };
+        let row = &grade(&stuck, 11)[0];
+        assert_eq!(row.verdict, Verdict::NotReplicated);
+        assert!(row.ours.contains("K = 36 never reached T1"), "{}", row.ours);
     }
 
     #[test]

@@ -4,11 +4,60 @@
 use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, fmt_ci, table};
 use super::paper;
 use super::scaling::{SEED, outcome};
-use super::stats::{mean_std, power_law};
+use super::stats::{Fit, mean_std, power_law};
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
 use crate::task::{TaskKind, ZSharing};
 use serde_json::json;
+
+/// The two Δz-lead rows from the runs and, for those with both onsets, lead / T4, K and the lead.
+fn dz_rows(runs: &[RunData], fracs: &[f64], ks: &[f64], leads: &[f64]) -> (Vec<Row>, Option<Fit>, f64, f64) {
+    // Graded once every run lacking an onset ran its full max_steps without it (it never left
+    // the plateau: named, not waited for); a run that stopped earlier (still training, or stopped
+    // by an older rule before T4) is waited for.
+    let lacking = |r: &&RunData| r.taus.dz_onset.is_none() || r.taus.t4.is_none();
+    let all = runs.iter().filter(lacking).all(RunData::ran_out);
+    let never: Vec<String> =
+        runs.iter().filter(lacking).filter(|r| r.ran_out()).map(|r| format!("K = {}", r.k())).collect();
+    let never = if never.is_empty() { String::new() } else { format!("; no onset in the run: {}", never.join(", ")) };
+    let (m, s) = mean_std(fracs);
+    let mut rows = vec![];
+    let claim = "Δz (z-shuffle gap > 0.1 nats) rises before the loss moves";
+    let paper = paper::DZ_LEAD.quote;
+    rows.push(if fracs.is_empty() {
+        Row::incomplete(claim, paper, "no run has both onsets yet")
+    } else {
+        Row::new(
+            claim,
+            paper,
+            format!("lead / T4 = {m:.2} ± {s:.2} ({} K){never}", fracs.len()),
+            if all { Verdict::grade(m > 0.1, (m - paper::DZ_LEAD.value.0).abs() <= 0.15) } else { Verdict::Incomplete },
+            "lead = T4 − (first step with Δz > 0.1); T4 = first step with first-target loss < 0.9·ln K",
+        )
+        .with("lead_over_t4", fracs)
+        .with("mean", m)
+        .with("sd", s)
+        .with("paper", paper::DZ_LEAD.value)
+    });
+    let fit = power_law(ks, leads, SEED, 400);
+    let claim2 = "The lead grows with K";
+    let paper2 = paper::DZ_LEAD_EXPONENT.quote;
+    rows.push(match &fit {
+        Some(f) if f.n >= 3 => Row::new(
+            claim2,
+            paper2,
+            format!("lead ∝ K^{}", fmt_ci(f)),
+            if all { Verdict::grade(f.slope > 0.0, (f.slope - paper::DZ_LEAD_EXPONENT.value).abs() <= 0.5) } else { Verdict::Incomplete },
+            "T4 of the same runs as the D sweep: the author's T4 are that waiting time too (the D sweep's waiting-time table)",
+        )
+        .with("k", ks)
+        .with("lead", leads)
+        .with("exponent", f)
+        .with("paper_exponent", paper::DZ_LEAD_EXPONENT.value),
+        _ => Row::incomplete(claim2, paper2, format!("{} points", ks.len())),
+    });
+    (rows, fit, m, s)
+}
 
 pub fn dz_lead(ctx: &Ctx) -> Result<SuiteOutcome> {
     let runs = ctx.load("dz-lead")?;
@@ -34,43 +83,7 @@ pub fn dz_lead(ctx: &Ctx) -> Result<SuiteOutcome> {
         }
         detail.push(vec![r.name.clone(), r.k().to_string(), r.show(on), r.show(t4), frac]);
     }
-    let all = fracs.len() == runs.len();
-    let (m, s) = mean_std(&fracs);
-    let mut rows = vec![];
-    let claim = "Δz (z-shuffle gap > 0.1 nats) rises before the loss moves";
-    let paper = paper::DZ_LEAD.quote;
-    rows.push(if fracs.is_empty() {
-        Row::incomplete(claim, paper, "no run has both onsets yet")
-    } else {
-        Row::new(
-            claim,
-            paper,
-            format!("lead / T4 = {m:.2} ± {s:.2} ({} K)", fracs.len()),
-            if all { Verdict::grade(m > 0.1, (m - paper::DZ_LEAD.value.0).abs() <= 0.15) } else { Verdict::Incomplete },
-            "lead = T4 − (first step with Δz > 0.1); T4 = first step with first-target loss < 0.9·ln K",
-        )
-        .with("lead_over_t4", &fracs)
-        .with("mean", m)
-        .with("sd", s)
-        .with("paper", paper::DZ_LEAD.value)
-    });
-    let fit = power_law(&ks, &leads, SEED, 400);
-    let claim2 = "The lead grows with K";
-    let paper2 = paper::DZ_LEAD_EXPONENT.quote;
-    rows.push(match &fit {
-        Some(f) if f.n >= 3 => Row::new(
-            claim2,
-            paper2,
-            format!("lead ∝ K^{}", fmt_ci(f)),
-            if all { Verdict::grade(f.slope > 0.0, (f.slope - paper::DZ_LEAD_EXPONENT.value).abs() <= 0.5) } else { Verdict::Incomplete },
-            "T4 of the same runs as the D sweep: the author's T4 are that waiting time too (the D sweep's waiting-time table)",
-        )
-        .with("k", &ks)
-        .with("lead", &leads)
-        .with("exponent", f)
-        .with("paper_exponent", paper::DZ_LEAD_EXPONENT.value),
-        _ => Row::incomplete(claim2, paper2, format!("{} points", ks.len())),
-    });
+    let (rows, fit, m, s) = dz_rows(&runs, &fracs, &ks, &leads);
     let p = LinePlot {
         title: "Δz onset vs loss onset (T4) across K".into(),
         x_label: "K".into(),
@@ -129,12 +142,12 @@ pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
         let get = |t: TaskKind| runs.iter().find(|r| r.k() == k && r.cfg.data.task == t);
         let (Some(bz), Some(az)) = (get(TaskKind::BzToA), get(TaskKind::AzToB)) else { continue };
         let (lb, la) = (lag(bz), lag(az));
-        let ratio = match (lb, la) {
-            (Some(b), Some(a)) if a > 0 => {
-                ratios.push(b as f64 / a as f64);
-                format!("{:.2}", b as f64 / a as f64)
+        let ratio = match lag_ratio(lb, la, bz.complete && az.complete) {
+            Some(r) => {
+                ratios.push(r);
+                show_ratio(r)
             }
-            _ => {
+            None => {
                 pending = true;
                 "–".into()
             }
@@ -150,7 +163,7 @@ pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
     let row = if ratios.is_empty() || pending {
         Row::incomplete(claim, paper, format!("{} of {} K compared", ratios.len(), ks.len()))
     } else {
-        let ours = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / ");
+        let ours = ratios.iter().map(|&r| show_ratio(r)).collect::<Vec<_>>().join(" / ");
         Row::new(
             claim,
             paper,
@@ -158,11 +171,12 @@ pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
                 "lag ratio bz/az = {ours} (K = {})",
                 ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
             ),
-            Verdict::grade(ratios.iter().all(|&r| r > 1.0), ratios.iter().all(|&r| (1.7..=4.4).contains(&r))),
-            "lag = first step with first-target loss < 0.1 × its first logged value (the author's metric)",
+            asymmetry_verdict(&ratios),
+            "lag = first step with first-target loss < 0.1 × its first logged value (the author's metric); \
+             a run that never gets there counts as infinitely slow",
         )
         .with("k", &ks)
-        .with("lag_ratio", &ratios)
+        .with("lag_ratio", ratios.iter().map(|r| if r.is_finite() { Some(*r) } else { None }).collect::<Vec<_>>())
     };
     let p = LinePlot {
         title: "Forward vs reverse: first-target loss".into(),
@@ -177,6 +191,38 @@ pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
         outcome("asymmetry", &runs, vec![row], figures, table(&["K", "lag bz→a", "lag az→b", "ratio"], &detail));
     o.data = json!({"ratios": ratios});
     Ok(o)
+}
+
+/// Reverse lag / forward lag of one K, once both runs are complete (None before): a run that
+/// never reached its lag is infinitely slow, so ∞ (only the reverse never got there), 0 (only the
+/// forward) or NaN (neither: no comparison).
+pub fn lag_ratio(reverse: Option<u64>, forward: Option<u64>, both_complete: bool) -> Option<f64> {
+    match (reverse, forward) {
+        (Some(b), Some(a)) if a > 0 => Some(b as f64 / a as f64),
+        _ if !both_complete => None,
+        (None, Some(_)) => Some(f64::INFINITY),
+        (Some(_), None) => Some(0.0),
+        _ => Some(f64::NAN),
+    }
+}
+
+fn show_ratio(r: f64) -> String {
+    match r {
+        r if r.is_nan() => "neither learned".into(),
+        r if r.is_infinite() => "∞ (reverse never learned)".into(),
+        0.0 => "0 (forward never learned)".into(),
+        r => format!("{r:.2}"),
+    }
+}
+
+/// Replicated when the reverse task is slower at every K by the paper's 1.7–4.4×; differs when
+/// it is slower by another factor; not replicated when it is not slower at some K (or neither
+/// task was learned).
+pub fn asymmetry_verdict(ratios: &[f64]) -> Verdict {
+    Verdict::grade(
+        !ratios.is_empty() && ratios.iter().all(|&r| r > 1.0),
+        ratios.iter().all(|&r| (1.7..=4.4).contains(&r)),
+    )
 }
 
 /// Number of z-sets G of a run (shared = 1, private = n_b).
@@ -198,29 +244,36 @@ pub fn duration(r: &RunData) -> Option<u64> {
     }
 }
 
-pub fn z_sharing(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = ctx.load("z-sharing")?;
-    let (mut x, mut y, mut detail) = (vec![], vec![], vec![]);
-    for r in &runs {
-        let g = groups(r);
-        let d = duration(r);
-        if let Some(d) = d {
-            x.push(r.cfg.data.n_b as f64 / g as f64);
-            y.push(d as f64);
-        }
-        detail.push(vec![
-            r.name.clone(),
-            g.to_string(),
-            (r.cfg.data.n_b / g).to_string(),
-            r.show(r.taus.t1),
-            r.show(d),
-        ]);
-    }
-    let fit = power_law(&x, &y, SEED, 500);
+/// One z-sharing run as the claim reads it.
+pub struct ZPoint {
+    pub groups: usize,
+    /// |B| / G, groups per z-set.
+    pub per_set: f64,
+    pub duration: Option<u64>,
+    /// Ran its full max_steps ([`RunData::ran_out`]).
+    pub ran_out: bool,
+}
+
+/// The claim graded over the sweep: β of duration on |B|/G once every run escaped; not
+/// replicated when a run that trained its full length never escaped (its plateau depends on G);
+/// incomplete while a run that has not escaped yet is still training.
+pub fn z_sharing_row(points: &[ZPoint]) -> (Row, Option<Fit>) {
     let claim = "Gradient cancellation between groups sharing z is not the mechanism (plateau ∝ (|B|/G)^β)";
     let paper = paper::Z_SHARING_BETA.quote;
+    let (x, y): (Vec<f64>, Vec<f64>) = points.iter().filter_map(|p| Some((p.per_set, p.duration? as f64))).unzip();
+    let fit = power_law(&x, &y, SEED, 500);
+    let stuck: Vec<String> =
+        points.iter().filter(|p| p.ran_out && p.duration.is_none()).map(|p| format!("G = {}", p.groups)).collect();
+    let waiting = points.iter().any(|p| !p.ran_out && p.duration.is_none());
     let row = match &fit {
-        Some(f) if x.len() == runs.len() && f.n >= 3 => Row::new(
+        _ if !waiting && !stuck.is_empty() => Row::new(
+            claim,
+            paper,
+            format!("{} of {} runs never left the plateau ({})", stuck.len(), points.len(), stuck.join(", ")),
+            Verdict::NotReplicated,
+            "the plateau's length depends on G when some z-sharing levels never escape (the paper: all escape, β ≈ 0.02)",
+        ),
+        Some(f) if x.len() == points.len() && f.n >= 3 => Row::new(
             claim,
             paper,
             format!("β = {}", fmt_ci(f)),
@@ -228,13 +281,37 @@ pub fn z_sharing(ctx: &Ctx) -> Result<SuiteOutcome> {
             "duration from candidate loss < ln K to < 0.5 nats, vs groups per z-set |B|/G",
         )
         .with("beta", f),
-        _ => Row::incomplete(claim, paper, format!("{} of {} runs transitioned", x.len(), runs.len())),
+        _ => Row::incomplete(claim, paper, format!("{} of {} runs transitioned", x.len(), points.len())),
     };
+    (row, fit)
+}
+
+pub fn z_sharing(ctx: &Ctx) -> Result<SuiteOutcome> {
+    let runs = ctx.load("z-sharing")?;
+    let points: Vec<ZPoint> = runs
+        .iter()
+        .map(|r| ZPoint {
+            groups: groups(r),
+            per_set: r.cfg.data.n_b as f64 / groups(r) as f64,
+            duration: duration(r),
+            ran_out: r.ran_out(),
+        })
+        .collect();
+    let detail: Vec<Vec<String>> = runs
+        .iter()
+        .zip(&points)
+        .map(|(r, p)| {
+            let per_set = (r.cfg.data.n_b / p.groups).to_string();
+            vec![r.name.clone(), p.groups.to_string(), per_set, r.show(r.taus.t1), r.show(p.duration)]
+        })
+        .collect();
+    let (row, fit) = z_sharing_row(&points);
+    let pts = points.iter().filter_map(|p| Some((p.per_set, p.duration? as f64))).collect();
     let p = LinePlot {
         title: "z-sharing sweep: plateau duration vs groups per z-set".into(),
         x_label: "|B| / G".into(),
         y_label: "duration (steps)".into(),
-        series: vec![Series::points("duration", x.iter().copied().zip(y.iter().copied()).collect())],
+        series: vec![Series::points("duration", pts)],
         log_x: true,
         log_y: true,
         ..Default::default()
@@ -244,4 +321,80 @@ pub fn z_sharing(ctx: &Ctx) -> Result<SuiteOutcome> {
         outcome("z-sharing", &runs, vec![row], figures, table(&["run", "G", "|B|/G", "T1", "duration"], &detail));
     o.data = json!({"fit": fit});
     Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_never_learns_is_infinitely_slow_once_both_are_complete() {
+        assert_eq!(lag_ratio(Some(300), Some(100), false), Some(3.0));
+        assert_eq!(lag_ratio(None, Some(100), false), None, "the reverse run may still get there");
+        assert_eq!(lag_ratio(None, Some(100), true), Some(f64::INFINITY));
+        assert_eq!(lag_ratio(Some(100), None, true), Some(0.0));
+        assert!(lag_ratio(None, None, true).unwrap().is_nan());
+    }
+
+    /// A run of K that logged up to `last` (of max_steps 1000).
+    fn run(k: usize, onset: Option<u64>, t4: Option<u64>, complete: bool, last: u64) -> RunData {
+        let mut cfg = crate::config::RunConfig::default();
+        (cfg.data.k, cfg.train.max_steps) = (k, 1000);
+        let taus = crate::train::tau::Taus { dz_onset: onset, t4, ..Default::default() };
+        let records = vec![crate::train::record::Record { step: last, ..Default::default() }];
+        RunData { name: format!("k{k}"), dir: "/x".into(), cfg, records, taus, complete, train_seconds: 0.0 }
+    }
+
+    #[test]
+    fn dz_lead_grades_once_only_finished_runs_lack_a_t4() {
+        let mut runs = vec![run(3, Some(250), Some(500), true, 600), run(5, Some(500), Some(900), true, 950)];
+        runs.push(run(7, Some(600), Some(800), true, 900));
+        let (fracs, ks, leads) = (vec![0.5, 0.44, 0.25], vec![3.0, 5.0, 7.0], vec![250.0, 400.0, 200.0]);
+        runs.push(run(36, Some(900), None, false, 950));
+        let (rows, ..) = dz_rows(&runs, &fracs, &ks, &leads);
+        assert!(rows.iter().all(|r| r.verdict == Verdict::Incomplete), "K = 36 may still reach T4");
+        runs[3].complete = true;
+        let (rows, ..) = dz_rows(&runs, &fracs, &ks, &leads);
+        assert_eq!(rows[0].verdict, Verdict::Incomplete, "stopped before max_steps by another rule: retrain");
+        runs[3] = run(36, Some(900), None, true, 1000);
+        let (rows, ..) = dz_rows(&runs, &fracs, &ks, &leads);
+        assert_eq!(rows[0].verdict, Verdict::Replicated);
+        assert!(rows[0].ours.contains("(3 K); no onset in the run: K = 36"), "{}", rows[0].ours);
+        assert_ne!(rows[1].verdict, Verdict::Incomplete);
+        let (rows, ..) = dz_rows(&runs, &[0.02, 0.01, 0.03], &ks, &[10.0, 10.0, 20.0]);
+        assert_eq!(rows[0].verdict, Verdict::NotReplicated, "no lead");
+    }
+
+    #[test]
+    fn z_sharing_is_not_replicated_when_a_finished_run_never_escaped() {
+        let p = |groups: usize, duration: Option<u64>, ran_out| ZPoint {
+            groups,
+            per_set: 1000.0 / groups as f64,
+            duration,
+            ran_out,
+        };
+        let flat =
+            [p(1, Some(3000), true), p(10, Some(3100), true), p(100, Some(2900), true), p(1000, Some(3050), true)];
+        assert_eq!(z_sharing_row(&flat).0.verdict, Verdict::Replicated);
+        let steep = [p(1, Some(30000), true), p(10, Some(3000), true), p(100, Some(300), true)];
+        assert_eq!(z_sharing_row(&steep).0.verdict, Verdict::NotReplicated, "β = 1: cancellation");
+        let mut stuck = flat;
+        stuck[0] = p(1, None, true);
+        let (row, _) = z_sharing_row(&stuck);
+        assert_eq!(row.verdict, Verdict::NotReplicated);
+        assert!(row.ours.contains("G = 1"), "{}", row.ours);
+        stuck[0] = p(1, None, false);
+        assert_eq!(z_sharing_row(&stuck).0.verdict, Verdict::Incomplete, "still training");
+    }
+
+    #[test]
+    fn asymmetry_needs_the_reverse_slower_at_every_k() {
+        assert_eq!(asymmetry_verdict(&[1.7, 2.5, 4.4]), Verdict::Replicated);
+        assert_eq!(asymmetry_verdict(&[1.06, 2.0]), Verdict::Differs);
+        assert_eq!(asymmetry_verdict(&[f64::INFINITY, 2.0]), Verdict::Differs, "never learned: slower, not 1.7–4.4×");
+        assert_eq!(asymmetry_verdict(&[0.94, 2.0]), Verdict::NotReplicated);
+        assert_eq!(asymmetry_verdict(&[0.0, 2.0]), Verdict::NotReplicated);
+        assert_eq!(asymmetry_verdict(&[f64::NAN]), Verdict::NotReplicated);
+        assert_eq!(asymmetry_verdict(&[]), Verdict::NotReplicated);
+    }
 }

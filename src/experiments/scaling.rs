@@ -199,6 +199,40 @@ pub(super) fn pairs(
     runs.iter().filter_map(|r| t(r).map(|v| (x(r), v as f64))).unzip()
 }
 
+/// The claim at one fixed D (`i`: its bootstrap stream): δ of ln T1 on ln K once every run has
+/// T1; not replicated when a finished run never reached it; incomplete while one still trains.
+pub fn fixed_d_row(d: usize, group: &[&RunData], i: usize) -> (Row, Option<Fit>) {
+    let paper = match d {
+        10_000 => paper::FIXED_D_10K.quote,
+        20_000 => paper::FIXED_D_20K.quote,
+        _ => "δ ≈ 0 (−0.004 at D = 10k, −0.042 at D = 20k)",
+    };
+    let (k, t) = pairs(group, |r| r.k() as f64, |r| r.taus.t1);
+    let claim = format!("At fixed D = {d}, τ does not depend on K (slope of ln T1 on ln K)");
+    let taus = group.iter().map(|r| format!("K={}: {}", r.k(), r.show(r.taus.t1))).collect::<Vec<_>>().join(", ");
+    let stuck: Vec<String> =
+        group.iter().filter(|r| r.ran_out() && r.taus.t1.is_none()).map(|r| format!("K = {}", r.k())).collect();
+    match power_law(&k, &t, SEED, 10 + i as u64) {
+        _ if !stuck.is_empty() => {
+            let ours = format!("{} never reached T1 ({taus})", stuck.join(", "));
+            let why = "at fixed D every K should leave the plateau at about the same step";
+            (Row::new(&claim, paper, ours, Verdict::NotReplicated, why), None)
+        }
+        Some(f) if k.len() == group.len() && f.n >= 3 => {
+            let row = Row::new(
+                &claim,
+                paper,
+                format!("δ = {} ({taus})", fmt_ci(&f)),
+                fixed_d_verdict(&f),
+                "flat: |δ| ≤ 0.15 and its 95% CI contains 0 (the D-law exponent is ≈ 1.2); |δ| ≤ 0.3 differs",
+            )
+            .with("delta", &f);
+            (row, Some(f))
+        }
+        _ => (Row::incomplete(&claim, paper, taus), None),
+    }
+}
+
 pub fn fixed_d(ctx: &Ctx) -> Result<SuiteOutcome> {
     let runs = ctx.load("fixed-d")?;
     let mut ds: Vec<usize> = runs.iter().map(|r| round_d(r.d())).collect();
@@ -206,32 +240,14 @@ pub fn fixed_d(ctx: &Ctx) -> Result<SuiteOutcome> {
     let mut rows = vec![];
     let mut series = vec![];
     let mut fits = vec![];
-    let paper = |d: usize| match d {
-        10_000 => paper::FIXED_D_10K.quote,
-        20_000 => paper::FIXED_D_20K.quote,
-        _ => "δ ≈ 0 (−0.004 at D = 10k, −0.042 at D = 20k)",
-    };
     for (i, &d) in ds.iter().enumerate() {
         let group: Vec<&RunData> = runs.iter().filter(|r| round_d(r.d()) == d).collect();
-        let (k, t) = pairs(&group, |r| r.k() as f64, |r| r.taus.t1);
-        let claim = format!("At fixed D = {d}, τ does not depend on K (slope of ln T1 on ln K)");
-        let taus = group.iter().map(|r| format!("K={}: {}", r.k(), r.show(r.taus.t1))).collect::<Vec<_>>().join(", ");
-        match power_law(&k, &t, SEED, 10 + i as u64) {
-            Some(f) if k.len() == group.len() && f.n >= 3 => {
-                rows.push(
-                    Row::new(
-                        &claim,
-                        paper(d),
-                        format!("δ = {} ({taus})", fmt_ci(&f)),
-                        fixed_d_verdict(&f),
-                        "flat: |δ| ≤ 0.15 and its 95% CI contains 0 (the D-law exponent is ≈ 1.2); |δ| ≤ 0.3 differs",
-                    )
-                    .with("delta", &f),
-                );
-                fits.push(json!({"d": d, "slope": f.slope, "ci95": f.ci95, "r2": f.r2}));
-            }
-            _ => rows.push(Row::incomplete(&claim, paper(d), taus)),
+        let (row, fit) = fixed_d_row(d, &group, i);
+        rows.push(row);
+        if let Some(f) = fit {
+            fits.push(json!({"d": d, "slope": f.slope, "ci95": f.ci95, "r2": f.r2}));
         }
+        let (k, t) = pairs(&group, |r| r.k() as f64, |r| r.taus.t1);
         series.push(Series::points(format!("D = {d}"), k.iter().copied().zip(t.iter().copied()).collect()));
     }
     if ctx.scale == super::suites::Scale::Paper {
@@ -279,6 +295,35 @@ mod tests {
 
     fn fit(slope: f64, ci: (f64, f64)) -> Fit {
         Fit { slope, intercept: 0.0, r2: 0.9, n: 4, ci95: Some(ci) }
+    }
+
+    #[test]
+    fn fixed_d_waits_for_runs_still_training_but_not_for_finished_ones_without_t1() {
+        let run = |k: usize, t1: Option<u64>, complete: bool| {
+            let mut cfg = crate::config::RunConfig::default();
+            (cfg.data.k, cfg.data.n_b) = (k, 10_000 / k);
+            let taus = crate::train::tau::Taus { t1, ..Default::default() };
+            RunData {
+                name: format!("k{k}"),
+                dir: "/x".into(),
+                cfg: cfg.clone(),
+                // A finished run without T1 ran its full length.
+                records: vec![crate::train::record::Record { step: cfg.train.max_steps, ..Default::default() }],
+                taus,
+                complete,
+                train_seconds: 0.0,
+            }
+        };
+        let mut runs = vec![run(5, Some(1650), true), run(10, Some(1600), true), run(20, Some(1700), true)];
+        runs.push(run(36, Some(1650), true));
+        let verdict = |runs: &[RunData]| fixed_d_row(10_000, &runs.iter().collect::<Vec<_>>(), 0).0;
+        assert_eq!(verdict(&runs).verdict, Verdict::Replicated);
+        runs[3] = run(36, None, false);
+        assert_eq!(verdict(&runs).verdict, Verdict::Incomplete);
+        runs[3] = run(36, None, true);
+        let row = verdict(&runs);
+        assert_eq!(row.verdict, Verdict::NotReplicated);
+        assert!(row.ours.starts_with("K = 36 never reached T1"), "{}", row.ours);
     }
 
     #[test]
