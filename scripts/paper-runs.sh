@@ -6,9 +6,9 @@
 #                                  finished runs without checkpoints, unfinished ones with resume state
 #   scripts/paper-runs.sh status   the state of every unit, from the saved runs
 # Checkpoints are never saved: the probe-bearing runs (canonical_k10, canonical_k20) are trained
-# and probed on one core, which then trains the seed runs, while the other core trains everything
-# else, across the sessions of one machine (the Hessian resumes point by point); on a new machine
-# they train again, bit-identical.
+# and probed on one core, which then trains the seed runs and helps with the rest, while the other
+# core trains everything else, the linear baselines, then helps with the seeds, across the sessions
+# of one machine (the Hessian resumes point by point); on a new machine they train again, bit-identical.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SAVED=results/in-progress
@@ -43,19 +43,26 @@ train() {
   local rest
   rest=$($BIN replicate all --scale paper --out "$WORK" --list | awk '$1 == "train" {print $2}' \
     | grep -vxF -e "${PROBED%,*}" -e "${PROBED#*,}" | paste -sd,)
+  # Both cores share the rest and the seeds as a work queue: a run one process trains is locked,
+  # so the other skips it (an error it reports and ignores) and takes the next.
+  rest_runs() { $r all --scale paper --out "$WORK" --only "$rest" --runs-only --jobs 1 --threads 1 || true; }
+  seeds() { $r d-scaling fixed-d --scale paper --out "$WORK" --seeds 3 --runs-only --jobs 1 --threads 1 \
+    --only "$(seed_runs)" || true; }
   # One core: the probe-bearing runs, each trained and probed in turn (their checkpoints are
   # never saved, so a run and its probes finish within a session or start again next time),
-  # then seeds 1 and 2 (so this core does not idle while the other trains the rest).
+  # then the seeds, then whatever of the rest is left.
   ( for run in ${PROBED//,/ }; do
       $r all --scale paper --out "$WORK" --only "$run" --jobs 1 --threads 1
       restore_partial_probes "$run"
       $r snap ablation displacement --scale paper --out "$WORK" --probes-only --only "$run" --threads 1
       hessian_points "$WORK/paper/runs/$run"
     done
-    $r d-scaling fixed-d --scale paper --out "$WORK" --seeds 3 --runs-only --jobs 1 --threads 1 \
-      --only "$(seed_runs)" ) &
-  # The other core: every other run.
-  $r all --scale paper --out "$WORK" --only "$rest" --jobs 1 --threads 1
+    seeds
+    rest_runs ) &
+  # The other core: every other run, the linear baselines (probes of no run), then the seeds left.
+  rest_runs
+  $r linear --scale paper --out "$WORK" --probes-only --threads 1 || true
+  seeds
   wait
 }
 
