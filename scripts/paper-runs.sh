@@ -177,6 +177,7 @@ restore_partial_probes() {
 save() {
   pkill -f "scripts/paper-runs.sh train" || true
   pkill -f "windtunnel.* replicate .*--scale paper" || true
+  pkill -f "windtunnel probe hessian --run $WORK/paper/runs/" || true   # a Hessian point of hessian_points
   sleep 2
   for run in "$WORK"/paper/runs/*/; do
     name=$(basename "$run"); dst="$SAVED/paper/runs/$name"
