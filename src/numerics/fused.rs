@@ -11,6 +11,9 @@
 /// How one SIMD level computes `a·b + c` with a single rounding.
 pub trait Fma: Copy + Send + Sync + 'static {
     const NAME: &'static str;
+    /// Whether the matrix tile uses explicit 512-bit vectors ([`zmm`]): LLVM's auto-vectoriser
+    /// keeps to 256 bits even where AVX-512 is enabled, which spills a wide tile to the stack.
+    const ZMM: bool = false;
     fn f32(a: f32, b: f32, c: f32) -> f32;
     fn f64(a: f64, b: f64, c: f64) -> f64;
 }
@@ -19,6 +22,11 @@ pub trait Fma: Copy + Send + Sync + 'static {
 /// lowers it to a C-library call (still correctly rounded, but slow and outside this crate).
 #[derive(Clone, Copy, Debug)]
 pub struct Hardware;
+
+/// The CPU's FMA instruction, and the matrix tile in explicit 512-bit vectors: select it only
+/// in code compiled with AVX-512F enabled.
+#[derive(Clone, Copy, Debug)]
+pub struct Hardware512;
 
 /// `libm`'s correctly rounded software FMA: the scalar level, on any CPU.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +42,46 @@ impl Fma for Hardware {
     #[inline(always)]
     fn f64(a: f64, b: f64, c: f64) -> f64 {
         a.mul_add(b, c)
+    }
+}
+
+impl Fma for Hardware512 {
+    const NAME: &'static str = "hardware";
+    const ZMM: bool = true;
+    #[inline(always)]
+    fn f32(a: f32, b: f32, c: f32) -> f32 {
+        Hardware::f32(a, b, c)
+    }
+    #[inline(always)]
+    fn f64(a: f64, b: f64, c: f64) -> f64 {
+        Hardware::f64(a, b, c)
+    }
+}
+
+/// The CPU's FMA on 512-bit vectors: lane by lane `a·b + c` rounded once, the same operation as
+/// [`Hardware`] on each lane.
+#[cfg(target_arch = "x86_64")]
+pub mod zmm {
+    use std::arch::x86_64::{__m512, __m512d, _mm512_fmadd_pd, _mm512_fmadd_ps};
+
+    /// Safe to call from code compiled with AVX-512F (a `#[target_feature]` caller).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub fn f32x16(a: __m512, b: __m512, c: __m512) -> __m512 {
+        _mm512_fmadd_ps(a, b, c)
+    }
+
+    /// Safe to call from code compiled with AVX-512F (a `#[target_feature]` caller).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub fn f64x8(a: __m512d, b: __m512d, c: __m512d) -> __m512d {
+        _mm512_fmadd_pd(a, b, c)
     }
 }
 

@@ -7,7 +7,7 @@
 //! a tile are computed and discarded, and vector lanes run across output columns only. So every
 //! [`Tiling`] at every SIMD level gives the same bits (`tests/simd_levels.rs` forces each one).
 
-use super::fused::{Fma, Hardware, Software};
+use super::fused::{Fma, Hardware, Hardware512, Software};
 use super::matmul::{Accum, Product, finish};
 use super::scalar::Scalar;
 use super::simd::{self, Level, Uarch};
@@ -275,7 +275,7 @@ struct Task<'a, S> {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
 unsafe fn task_avx512<S: Scalar>(task: Task<'_, S>, scratch: Scratch<'_, S>, t: Tiling) {
-    by_tiling::<S, Hardware>(task, scratch, t)
+    by_tiling::<S, Hardware512>(task, scratch, t)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -397,6 +397,10 @@ fn tile<S: Scalar, F: Fma, const R: usize, const C: usize>(carried: Option<&[S]>
             let row: &[S; C] = row.try_into().unwrap();
             acc[r] = *row;
         }
+    }
+    // SAFETY: `F::ZMM` (`Hardware512`) is selected only in `task_avx512`, run on AVX-512 CPUs.
+    if F::ZMM && unsafe { S::tile512(&mut acc, ap, bp) } {
+        return acc;
     }
     for (x, y) in ap.chunks_exact(R).zip(bp.chunks_exact(C)) {
         let x: &[S; R] = x.try_into().unwrap();

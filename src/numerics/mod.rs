@@ -10,6 +10,8 @@ pub mod math;
 pub mod matmul;
 pub mod scalar;
 pub mod simd;
+#[cfg(target_arch = "x86_64")]
+mod tile512;
 pub mod vmath;
 
 pub use scalar::{Dtype, Scalar};

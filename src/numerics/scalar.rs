@@ -79,6 +79,16 @@ pub trait Scalar:
     /// `a·b + c` with one rounding, by the level's FMA (the one fused operation of the crate).
     fn fma<F: Fma>(a: Self, b: Self, c: Self) -> Self;
 
+    /// The matrix kernel's AVX-512 register tile for this type at width `C` (numerics/tile512.rs),
+    /// applied to `acc`; `false` (nothing done) where the type has none.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[inline(always)]
+    unsafe fn tile512<const R: usize, const C: usize>(_acc: &mut [[Self; C]; R], _ap: &[Self], _bp: &[Self]) -> bool {
+        false
+    }
+
     /// Run a matrix product (the hook lets dual numbers split it into f64 products).
     #[inline]
     fn matmul(p: Product<'_, Self>) {
@@ -130,6 +140,16 @@ impl Scalar for f32 {
     #[inline(always)]
     fn fma<F: Fma>(a: Self, b: Self, c: Self) -> Self {
         F::f32(a, b, c)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn tile512<const R: usize, const C: usize>(acc: &mut [[Self; C]; R], ap: &[Self], bp: &[Self]) -> bool {
+        if C != 32 {
+            return false;
+        }
+        // SAFETY: the caller guarantees AVX-512F.
+        unsafe { super::tile512::f32_tile::<R>(acc.as_flattened_mut(), ap, bp) };
+        true
     }
     /// `libm::expf`, in its bit-identical branch-free form (vectorises in loops).
     #[inline(always)]
@@ -183,6 +203,16 @@ impl Scalar for f64 {
     #[inline(always)]
     fn fma<F: Fma>(a: Self, b: Self, c: Self) -> Self {
         F::f64(a, b, c)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn tile512<const R: usize, const C: usize>(acc: &mut [[Self; C]; R], ap: &[Self], bp: &[Self]) -> bool {
+        if C != 16 {
+            return false;
+        }
+        // SAFETY: the caller guarantees AVX-512F.
+        unsafe { super::tile512::f64_tile::<R>(acc.as_flattened_mut(), ap, bp) };
+        true
     }
     #[inline(always)]
     fn exp(self) -> Self {
