@@ -41,6 +41,10 @@ fn every_results_command_speaks_json() {
     assert!(v["compared"].as_u64().unwrap() > 10 && v["tensors"][0]["max_abs"].is_number(), "{v}");
     let b = json(&["bench", "--batch-size", "2", "--steps", "1", "--warmup", "0", "--json"]);
     assert!(b["median_ms"].as_f64().is_some_and(|t| t > 0.0) && b["arithmetic"].is_number(), "{b}");
+    let b = json(&["bench", "--batch-size", "2", "--steps", "1", "--warmup", "0", "--tiling", "4x8", "--json"]);
+    assert!(b["kernels"].as_str().is_some_and(|k| k.contains("tiles f32 4x8 / f64 4x8")), "{b}");
+    let (code, _, err) = run(&["bench", "--tiling", "5x5"]);
+    assert!(code == 2 && err.contains("--tiling") && err.contains("12x32"), "{code}: {err}");
     let dir = tmp("run");
     let r = dir.to_str().unwrap();
     let t = json(&[

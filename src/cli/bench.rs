@@ -2,6 +2,7 @@ use super::{Dtype, Outcome};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::model::Model;
+use crate::numerics::gemm::{self, TILINGS, Tiling};
 use crate::numerics::matmul::{Accum, matmul_nn, matmul_tn};
 use crate::numerics::{ARITHMETIC, Scalar, flops, kernel_summary, simd};
 use crate::train::{MemorySink, Trainer};
@@ -25,6 +26,10 @@ pub struct Args {
     /// Time the matrix products at the model's shapes instead of a training step.
     #[arg(long)]
     kernels: bool,
+    /// Force one register tiling of the matrix kernel, e.g. 12x32 (default: tuned for this CPU).
+    /// Speed only: every tiling gives the same bits.
+    #[arg(long)]
+    tiling: Option<String>,
     #[command(flatten)]
     out: super::Output,
 }
@@ -42,12 +47,23 @@ pub fn run(a: Args) -> Result<Outcome> {
     if a.batch_size == 0 || a.batch_size > 65_536 {
         return Err(Error::config("--batch-size", format!("{} (allowed 1..=65536)", a.batch_size)));
     }
+    if let Some(t) = &a.tiling {
+        gemm::force_tiling(Some(parse_tiling(t)?));
+    }
     match (a.dtype, a.kernels) {
         (Dtype::F32, false) => bench::<f32>(&a),
         (Dtype::F64, false) => bench::<f64>(&a),
         (Dtype::F32, true) => kernels::<f32>(&a),
         (Dtype::F64, true) => kernels::<f64>(&a),
     }
+}
+
+/// `RxC` → one of the compiled tilings.
+fn parse_tiling(s: &str) -> Result<Tiling> {
+    TILINGS.into_iter().find(|t| t.name() == s).ok_or_else(|| {
+        let allowed: Vec<String> = TILINGS.iter().map(|t| t.name()).collect();
+        Error::config("--tiling", format!("{s:?} (allowed: {})", allowed.join(", ")))
+    })
 }
 
 /// What every bench line starts with: the machine and the kernels chosen for it.

@@ -58,11 +58,21 @@ impl Fma for Hardware512 {
     }
 }
 
-/// The CPU's FMA on 512-bit vectors: lane by lane `a·b + c` rounded once, the same operation as
+/// The CPU's FMA on 256- and 512-bit vectors: lane by lane `a·b + c` rounded once, the same operation as
 /// [`Hardware`] on each lane.
 #[cfg(target_arch = "x86_64")]
 pub mod zmm {
-    use std::arch::x86_64::{__m512, __m512d, _mm512_fmadd_pd, _mm512_fmadd_ps};
+    use std::arch::x86_64::{__m256, __m512, __m512d, _mm256_fmadd_ps, _mm512_fmadd_pd, _mm512_fmadd_ps};
+
+    /// Safe to call from code compiled with FMA (a `#[target_feature]` caller).
+    ///
+    /// # Safety
+    /// The CPU must support FMA.
+    #[inline]
+    #[target_feature(enable = "avx,fma")]
+    pub fn f32x8(a: __m256, b: __m256, c: __m256) -> __m256 {
+        _mm256_fmadd_ps(a, b, c)
+    }
 
     /// Safe to call from code compiled with AVX-512F (a `#[target_feature]` caller).
     ///

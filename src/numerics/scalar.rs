@@ -83,7 +83,7 @@ pub trait Scalar:
     /// applied to `acc`; `false` (nothing done) where the type has none.
     ///
     /// # Safety
-    /// The CPU must support AVX-512F.
+    /// The CPU must support AVX-512F and AVX-512VL.
     #[inline(always)]
     unsafe fn tile512<const R: usize, const C: usize>(_acc: &mut [[Self; C]; R], _ap: &[Self], _bp: &[Self]) -> bool {
         false
@@ -144,11 +144,17 @@ impl Scalar for f32 {
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     unsafe fn tile512<const R: usize, const C: usize>(acc: &mut [[Self; C]; R], ap: &[Self], bp: &[Self]) -> bool {
-        if C != 32 {
-            return false;
+        use super::tile512::{f32x8_tile, f32x16_tile};
+        let acc = acc.as_flattened_mut();
+        // SAFETY: the caller guarantees AVX-512 (every AVX-512 level has F and VL).
+        unsafe {
+            match C {
+                8 => f32x8_tile::<R, 1>(acc, ap, bp),
+                16 => f32x16_tile::<R, 1>(acc, ap, bp),
+                32 => f32x16_tile::<R, 2>(acc, ap, bp),
+                _ => return false,
+            }
         }
-        // SAFETY: the caller guarantees AVX-512F.
-        unsafe { super::tile512::f32_tile::<R>(acc.as_flattened_mut(), ap, bp) };
         true
     }
     /// `libm::expf`, in its bit-identical branch-free form (vectorises in loops).
@@ -207,11 +213,17 @@ impl Scalar for f64 {
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     unsafe fn tile512<const R: usize, const C: usize>(acc: &mut [[Self; C]; R], ap: &[Self], bp: &[Self]) -> bool {
-        if C != 16 {
-            return false;
+        use super::tile512::f64x8_tile;
+        let acc = acc.as_flattened_mut();
+        // SAFETY: the caller guarantees AVX-512 (every AVX-512 level has F and VL).
+        unsafe {
+            match C {
+                8 => f64x8_tile::<R, 1>(acc, ap, bp),
+                16 => f64x8_tile::<R, 2>(acc, ap, bp),
+                32 => f64x8_tile::<R, 4>(acc, ap, bp),
+                _ => return false,
+            }
         }
-        // SAFETY: the caller guarantees AVX-512F.
-        unsafe { super::tile512::f64_tile::<R>(acc.as_flattened_mut(), ap, bp) };
         true
     }
     #[inline(always)]
