@@ -109,14 +109,14 @@ pub fn grade_at_k(m: &AtK) -> Vec<Row> {
             let direction = consistent_non_increasing(w) && p.steps > 1.0;
             let missed = m.missed.iter().map(|b| format!("B{b}")).collect::<Vec<_>>().join(", ");
             let reason = match (direction, missed.is_empty()) {
-                (false, _) => "a larger batch escaped later than a smaller one".to_string(),
+                (false, _) => "a larger batch escaped later than a smaller one: not replicated".to_string(),
                 (true, true) => {
                     "T2 in steps never decreases as B shrinks; replicated if the ratio is within 35% of the paper's"
                         .to_string()
                 }
                 (true, false) => format!(
                     "consistent with T2 growing as B shrinks, but {missed} did not escape within its run where the \
-                     author's did"
+                     author's did; replicated needs every batch size's escape and the ratio within 35% of the paper's"
                 ),
             };
             vec![
@@ -166,7 +166,7 @@ pub fn grade_at_k(m: &AtK) -> Vec<Row> {
                 paper,
                 list,
                 Verdict::NotReplicated,
-                "fewer than two batch sizes escaped within their runs",
+                "fewer than two batch sizes escaped within their runs: not replicated",
             )
             .keyed(Key::BatchSteps),
         ],
@@ -186,7 +186,7 @@ pub fn grade_matched(small: Option<u64>, large: Option<u64>, shown: (String, Str
                 paper,
                 format!("{y} vs {x}: {r:.2}×"),
                 Verdict::grade(r > 1.0, (1.5..=3.3).contains(&r)),
-                "same η/B, half the batch",
+                "same η/B, half the batch; replicated: ratio 1.5–3.3× (paper 2.2×), differs: > 1×",
             )
             .with("T2", [y, x])
             .with("ratio", r)

@@ -92,7 +92,10 @@ pub fn grade(n: &Numbers, runs: usize) -> Vec<Row> {
             paper::ALPHA_BY_FRACTION.quote,
             slopes.iter().map(|s| format!("{s:.3}")).collect::<Vec<_>>().join(" / "),
             fraction_verdict(&slopes),
-            format!("spread {:.3} (paper {paper_spread:.3})", spread(&slopes)),
+            format!(
+                "spread {:.3} (paper {paper_spread:.3}); replicated: every α > 0.8 and spread ≤ 0.2, differs: every α > 0.8",
+                spread(&slopes)
+            ),
         )
         .with("alpha_by_fraction", &slopes)
         .with("paper_alpha_by_fraction", paper::ALPHA_BY_FRACTION.value)

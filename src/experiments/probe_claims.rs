@@ -255,7 +255,7 @@ pub fn grade_ablation(k: usize, rep: &AblationReport) -> Vec<Row> {
         paper2,
         format!("largest Δ: pre +{dp:.2}, mid +{dm:.2}, post +{dq:.2} (step {})", post_c.step),
         Verdict::grade(dp < dm && dm < dq, dp < 0.2 && dq > 2.0),
-        "largest zero-ablation Δ loss at τ/4, τ, 2τ",
+        "largest zero-ablation Δ loss at τ/4, τ, 2τ; replicated: rising, pre < 0.2 and post > 2 nats, differs: rising",
     )
     .with("loss_delta", [dp, dm, dq]);
     // Sufficiency: keeping one head recovers at least half of the gap between all heads zeroed and clean.
@@ -269,7 +269,7 @@ pub fn grade_ablation(k: usize, rep: &AblationReport) -> Vec<Row> {
         "none (keeping only one head leaves the loss high)",
         format!("best single head recovers {:.0}% of the all-heads-ablated loss gap", 100.0 * best),
         Verdict::grade(best < 0.5, best < 0.5),
-        "sufficient = keeping only that head recovers ≥ 50% of the gap",
+        "sufficient = keeping only that head recovers ≥ 50% of the gap; replicated: no head is sufficient",
     )
     .with("best_recovered_fraction", best);
     vec![necessary, growing, sufficient]
@@ -358,8 +358,8 @@ pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
                     rep.tau_definition
                 ),
                 displacement_verdict(pc, oc),
-                "cosine between consecutive 200-step weight displacements, phase means; a phase without \
-             displacements cannot show the claim",
+                "cosine between consecutive 200-step weight displacements, phase means; replicated: plateau < 0.3 and \
+             post above it by > 0.2, differs: post > plateau; a phase without displacements cannot show the claim",
             )
             .with("cosine", [pc, qc, oc])
             .with("n", [pn, qn, on]),
@@ -446,7 +446,8 @@ pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
             paper,
             format!("candidate loss {c:.3} × ln K after {} steps; max |z-gap| {g:.4}", rep.steps),
             Verdict::grade(c > 0.8, c > 0.95 && g < 0.002),
-            "the first-target linear readout of (B, z) one-hots; a z-gap above 0.002 comes from memorising individual (B, z) pairs",
+            "the first-target linear readout of (B, z) one-hots; replicated: candidate loss > 0.95·ln K and z-gap < 0.002, \
+             differs: > 0.8·ln K; a larger z-gap comes from memorising individual (B, z) pairs",
         )
         .with("candidate_over_ln_k", c)
         .with("max_abs_z_gap", g));
