@@ -46,6 +46,13 @@ train() {
   local rest
   rest=$($BIN replicate all --scale paper --out "$WORK" --list | awk '$1 == "train" {print $2}' \
     | grep -vxF -e "${PROBED%,*}" -e "${PROBED#*,}" | paste -sd,)
+  # Intel's FMA units take microcode assists on subnormal operands and results, which a run stuck
+  # on the plateau at large η is full of (underflowing attention probabilities and gradient
+  # terms): η = 5e-3 steps ran ~3-4x slower on an Intel Xeon than on AMD (docs/PERFORMANCE.md).
+  # So on Intel it trains after everything else (PAPER_LAST overrides the list; same bits).
+  local last=${PAPER_LAST-$(grep -q GenuineIntel /proc/cpuinfo && echo lr_k20_eta5e-3)}
+  rest=$( { tr , '\n' <<< "$rest" | grep -vxF -f <(tr , '\n' <<< "$last") || true
+            tr , '\n' <<< "$rest" | grep -xF -f <(tr , '\n' <<< "$last") || true; } | paste -sd,)
   # Both cores share the rest and the seeds as a work queue: a run one process trains is locked,
   # so the other skips it (an error it reports and ignores) and takes the next.
   rest_runs() { $r all --scale paper --out "$WORK" --only "$rest" --runs-only --jobs 1 --threads 1 || true; }
