@@ -509,8 +509,26 @@ mod tests {
         let root = std::env::temp_dir().join(format!("wt-linear-suite-{}", std::process::id()));
         let k10 = root.join("runs/linear_k10");
         std::fs::create_dir_all(&k10).unwrap();
-        let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/paper/runs/linear_k10/linear.json");
-        std::fs::copy(committed, k10.join("linear.json")).unwrap();
+        // Built here, not copied from results/: the test must not depend on which runs are committed.
+        let ln_k = crate::train::tau::Thresholds::new(10).ln_k;
+        let point = |step| crate::probes::linear::LinearPoint {
+            step,
+            train_loss: 2.4,
+            candidate_loss: 0.98 * ln_k,
+            z_gap: 0.03,
+        };
+        let report = crate::probes::linear::LinearReport {
+            positions: crate::probes::linear::Positions::First,
+            k: 10,
+            n_b: 1000,
+            ln_k,
+            d_hidden: 64,
+            steps: 30000,
+            points: vec![point(29_500), point(30_000)],
+            final_candidate_over_ln_k: 0.98,
+            max_abs_z_gap_last_quarter: 0.03,
+        };
+        std::fs::write(k10.join("linear.json"), serde_json::to_string(&report).unwrap()).unwrap();
         std::fs::write(k10.join("linear.seconds"), "12.5\n").unwrap();
         let ctx = Ctx {
             scale: Scale::Paper,
