@@ -14,9 +14,15 @@ cd "$(dirname "$0")/.."
 SAVED=results/in-progress
 WORK=${PAPER_WORK:-runs/replicate}
 PIN=$(cat "$SAVED/REVISION")
-# The pinned revision's AVX-512 copies run ~18x slower than its AVX2 ones (found on Zen 4, fixed
-# later); every level gives the same bits, so train at AVX2 (a cap: a CPU without it stays lower).
-export WINDTUNNEL_SIMD=${WINDTUNNEL_SIMD:-avx2}
+# The pinned revision's AVX-512 copies run ~18x slower than its AVX2 ones on Zen 4 (fixed later),
+# but 1.29x faster on Zen 5 (docs/PERFORMANCE.md); every level gives the same bits, so train at
+# AVX2 (a cap: a CPU without it stays lower) except on Zen 5 and later (AMD family >= 0x1a).
+family=$(awk -F': ' '/^cpu family/ {print $2; exit}' /proc/cpuinfo)
+if grep -q AuthenticAMD /proc/cpuinfo && [ "${family:-0}" -ge 26 ]; then
+  export WINDTUNNEL_SIMD=${WINDTUNNEL_SIMD:-avx512}
+else
+  export WINDTUNNEL_SIMD=${WINDTUNNEL_SIMD:-avx2}
+fi
 SRC=target/pinned-src-$PIN
 BIN=target/pinned-$PIN/release/windtunnel
 PROBED=canonical_k10,canonical_k20
