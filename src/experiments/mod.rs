@@ -8,6 +8,7 @@ pub mod configs;
 pub mod d_scaling;
 pub mod dynamics;
 pub mod hessian_claims;
+pub mod linear_claims;
 pub mod paper;
 pub mod plan;
 pub mod probe_claims;

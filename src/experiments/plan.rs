@@ -80,7 +80,7 @@ impl Plan {
         let mut v = vec![];
         for suite in self.suites.iter().filter(|s| s.reads_probes) {
             if suite.name == "linear" {
-                v.extend(super::probe_claims::linear_names(self.scale).into_iter().map(|n| (suite.name, n)));
+                v.extend(super::linear_claims::linear_names(self.scale).into_iter().map(|n| (suite.name, n)));
             } else {
                 v.extend(suite.runs(self.scale).into_iter().map(|r| (suite.name, r.name)));
             }

@@ -15,7 +15,7 @@
 
 use super::claims::{Ctx, SuiteOutcome};
 use super::runner::RunSpec;
-use super::{batch, ci, d_scaling, dynamics, hessian_claims, probe_claims, scaling, sweeps};
+use super::{batch, ci, d_scaling, dynamics, hessian_claims, linear_claims, probe_claims, scaling, sweeps};
 use crate::error::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,7 +230,7 @@ pub static SUITES: [Suite; 13] = [
         analyse: dynamics::z_sharing,
         reads_probes: false,
     },
-    Suite { name: "linear", paper: none, ci: none, analyse: probe_claims::linear_suite, reads_probes: true },
+    Suite { name: "linear", paper: none, ci: none, analyse: linear_claims::linear_suite, reads_probes: true },
 ];
 
 /// The suite called `name`; an unknown name is an error listing the valid ones.
