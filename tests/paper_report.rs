@@ -155,3 +155,36 @@ fn the_code_today_retrains_the_start_of_committed_paper_runs_bit_for_bit() {
         assert_eq!(today, committed, "{run}: the first 100 steps differ from the committed run");
     }
 }
+
+/// Issue 17's "done": every claim graded on finished runs (none *incomplete*, seeds included),
+/// every run trained by one clean revision under arithmetic v2.
+#[test]
+fn the_committed_paper_replication_is_complete_and_from_one_revision() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/paper/report.json");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut verdicts: Vec<(&str, &str)> = Vec::new();
+    for suite in report["suites"].as_array().unwrap() {
+        for r in suite["rows"].as_array().unwrap() {
+            verdicts.push((r["claim"].as_str().unwrap(), r["verdict"].as_str().unwrap()));
+        }
+    }
+    // Each seeded suite's rows (a list), beside its pooled fits (an object).
+    for rows in report["seeds"].as_object().unwrap().values().filter_map(|v| v.as_array()) {
+        for r in rows {
+            for v in r["verdicts"].as_array().unwrap() {
+                verdicts.push((r["claim"].as_str().unwrap(), v.as_str().unwrap()));
+            }
+        }
+    }
+    for m in report["mechanisms"].as_array().unwrap() {
+        verdicts.push((m["mechanism"].as_str().unwrap(), m["verdict"].as_str().unwrap()));
+    }
+    assert!(verdicts.len() >= 50, "{} verdicts", verdicts.len());
+    for (claim, verdict) in verdicts {
+        assert!(!verdict.to_lowercase().contains("incomplete"), "{claim}: {verdict}");
+    }
+    let builds = report["trained_by"].as_array().unwrap();
+    assert_eq!(builds.len(), 1, "one revision trained every run: {builds:?}");
+    assert_eq!(builds[0]["arithmetic"], 2);
+    assert!(!builds[0]["revision"].as_str().unwrap().contains("dirty"), "{}", builds[0]["revision"]);
+}
