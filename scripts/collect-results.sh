@@ -5,8 +5,7 @@
 #   scripts/collect-results.sh [scale] [from] [to]     # defaults: paper runs/replicate results
 # then `windtunnel replicate all --scale <scale> --report-only --out <to>` is what this runs.
 # <to>/<scale> is rebuilt from scratch (runs, figures, report), so nothing of an older
-# replication survives in it. The paper-scale runs saved across sessions are collected with
-#   scripts/collect-results.sh paper results/in-progress results
+# replication survives in it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${1:-paper}; FROM=${2:-runs/replicate}; TO=${3:-results}
