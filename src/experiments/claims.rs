@@ -247,12 +247,14 @@ pub fn fmt_ci(fit: &super::stats::Fit) -> String {
     }
 }
 
-/// A markdown table.
-pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut s =
-        format!("| {} |\n|{}|\n", header.join(" | "), header.iter().map(|_| "---").collect::<Vec<_>>().join("|"));
+/// A markdown table; a `|` inside a cell (|B|, |λ_min|) is escaped so it does not split the cell.
+pub fn table<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>]) -> String {
+    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+    let esc = |c: &str| c.replace('|', "\\|");
+    let mut s = line(header.iter().map(|h| esc(h)).collect());
+    s += &format!("|{}|\n", vec!["---"; header.len()].join("|"));
     for r in rows {
-        s += &format!("| {} |\n", r.join(" | "));
+        s += &line(r.iter().map(|c| esc(c.as_ref())).collect());
     }
     s
 }
@@ -291,5 +293,15 @@ mod tests {
         assert_eq!(Verdict::grade(true, true), Verdict::Replicated);
         assert_eq!(Verdict::grade(true, false), Verdict::Differs);
         assert_eq!(Verdict::grade(false, true), Verdict::NotReplicated);
+    }
+
+    #[test]
+    fn a_pipe_inside_a_cell_does_not_split_it() {
+        let t = table(&["run", "|B|/G"], &[vec!["g1", "λ = |λ_min|"]]);
+        assert_eq!(t, "| run | \\|B\\|/G |\n|---|---|\n| g1 | λ = \\|λ_min\\| |\n");
+        // Every line has as many unescaped separators as the header: 2 columns, 3 pipes.
+        for line in t.lines() {
+            assert_eq!(line.replace("\\|", "").matches('|').count(), 3, "{line}");
+        }
     }
 }

@@ -166,10 +166,6 @@ struct ReportJson<'a> {
     paper: Vec<serde_json::Value>,
 }
 
-fn esc(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
 /// Analyse `suites` from `<out>/<scale>/runs` and write `<out>/<scale>/report.{md,json}` and
 /// `figures/`. `run_probes`: compute missing probe results of complete runs.
 pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
@@ -243,8 +239,8 @@ pub fn verdict_table(report: &serde_json::Value) -> String {
             let v: Verdict = serde_json::from_value(r["verdict"].clone()).unwrap_or(Verdict::Incomplete);
             rows.push(vec![
                 s["suite"].as_str().unwrap_or("").to_string(),
-                esc(r["claim"].as_str().unwrap_or("")),
-                esc(r["ours"].as_str().unwrap_or("")),
+                r["claim"].as_str().unwrap_or("").to_string(),
+                r["ours"].as_str().unwrap_or("").to_string(),
                 format!("**{}**", v.label()),
             ]);
         }
@@ -378,11 +374,11 @@ pub fn markdown(
         for r in &o.rows {
             rows.push(vec![
                 o.suite.clone(),
-                esc(&r.claim),
-                esc(&r.paper),
-                esc(&r.ours),
+                r.claim.clone(),
+                r.paper.clone(),
+                r.ours.clone(),
                 format!("**{}**", r.verdict.label()),
-                esc(&r.reason),
+                r.reason.clone(),
             ]);
         }
     }
@@ -390,7 +386,9 @@ pub fn markdown(
     s += "\n## The seven falsified mechanisms (spec §9, inferred list)\n\n";
     let mrows: Vec<Vec<String>> = mech
         .iter()
-        .map(|m| vec![esc(&m.mechanism), esc(&m.prediction), esc(&m.test), esc(&m.windtunnel), m.verdict.clone()])
+        .map(|m| {
+            vec![m.mechanism.clone(), m.prediction.clone(), m.test.clone(), m.windtunnel.clone(), m.verdict.clone()]
+        })
         .collect();
     s += &table(&["mechanism", "prediction", "test", "windtunnel", "verdict"], &mrows);
     s += "\n## Compute\n\n";
