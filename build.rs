@@ -12,6 +12,10 @@ fn main() {
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     println!("cargo:rustc-env=WINDTUNNEL_GIT_REV={rev}{}", if dirty { "-dirty" } else { "" });
     println!("cargo:rerun-if-changed=.git/HEAD");
+    // A commit moves the branch ref, not HEAD (and need not rewrite the index).
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        println!("cargo:rerun-if-changed=.git/{branch}");
+    }
     println!("cargo:rerun-if-changed=.git/index");
     println!("cargo:rerun-if-changed=src");
     builtin_configs();
