@@ -13,8 +13,12 @@ fn main() {
     println!("cargo:rustc-env=WINDTUNNEL_GIT_REV={rev}{}", if dirty { "-dirty" } else { "" });
     println!("cargo:rerun-if-changed=.git/HEAD");
     // A commit moves the branch ref, not HEAD (and need not rewrite the index).
-    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        println!("cargo:rerun-if-changed=.git/{branch}");
+    // Watch only files that exist: cargo reruns a build script whose watched file is missing.
+    for name in git(&["symbolic-ref", "-q", "HEAD"]).into_iter().chain(["packed-refs".into()]) {
+        match git(&["rev-parse", "--git-path", &name]) {
+            Some(path) if std::path::Path::new(&path).exists() => println!("cargo:rerun-if-changed={path}"),
+            _ => {}
+        }
     }
     println!("cargo:rerun-if-changed=.git/index");
     println!("cargo:rerun-if-changed=src");
