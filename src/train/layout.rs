@@ -11,7 +11,7 @@
 //! <runs>/<name>/resume.safetensors   the state to resume from (parameters, AdamW moments, cursor)
 //! <runs>/<name>/checkpoints/step_NNNNNNNN.safetensors
 //! <runs>/<name>/probes/<probe>.json  cached probe results (and their .svg, .seconds)
-//! <runs>/<name>.lock                 the one writer: "<host> <pid>", heartbeat by mtime
+//! <runs>/<name>.lock                 the one writer: "<host> <pid> start= token=", heartbeat by mtime
 //! <runs>/<name>.failed               the error of the last failed attempt, until one succeeds
 //! ```
 

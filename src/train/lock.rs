@@ -1,17 +1,25 @@
 //! `<run>.lock` beside a run directory: the one writer of a run. It names the holder as
-//! `host pid` and the holder refreshes the file's modification time every [`HEARTBEAT`], so a
-//! lock is taken over only when its holder is provably gone: a dead pid on this host, or no
-//! heartbeat for [`STALE`] from another host (whose /proc we cannot see; a node that died keeps
-//! no heartbeat). Two nodes sharing a results directory therefore never train the same run.
+//! `host pid start=<ticks> token=<nonce>` and the holder refreshes the file's modification time
+//! every [`HEARTBEAT`], so a lock is taken over only when its holder is provably gone: on this
+//! host a pid that no longer exists or was reused (its start time differs), from another host
+//! (whose /proc we cannot see) no heartbeat for [`STALE`].
+//!
+//! Why it is race-free: the content is written to a private temp file and published by
+//! `hard_link`, which fails if the lock exists, so no process ever sees a lock without its
+//! holder; checking and taking over a dead holder's lock happens under an `flock` of the runs
+//! directory, so two processes cannot both judge one lock stale and both replace it; and a
+//! holder only refreshes or removes a lock that still carries its own token.
 
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
 
 pub const HEARTBEAT: Duration = Duration::from_secs(30);
 pub const STALE: Duration = Duration::from_secs(300);
+/// How long `acquire` waits for the runs directory's guard before giving up.
+const GUARD_WAIT: Duration = Duration::from_secs(10);
 
 /// This machine's host name (as Slurm and `hostname` report it).
 pub fn host_name() -> String {
@@ -23,6 +31,15 @@ pub fn host_name() -> String {
         .unwrap_or_else(|| "unknown-host".into())
 }
 
+/// Start time of process `pid` in clock ticks since boot (`/proc/<pid>/stat` field 22): with
+/// the pid it names one process for the life of the machine, so a reused pid is told apart.
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after the last ')'.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
 /// Who holds a lock, as written in it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Holder {
@@ -30,61 +47,113 @@ pub struct Holder {
     pub pid: u32,
     /// Time since the last heartbeat.
     pub age: Duration,
+    /// The holder's process start time (absent in locks written before it was recorded).
+    pub start: Option<u64>,
 }
 
 impl Holder {
     /// Whether the holder may still be writing the run.
     pub fn alive(&self) -> bool {
-        if self.host == host_name() { Path::new("/proc").join(self.pid.to_string()).exists() } else { self.age < STALE }
+        if self.host != host_name() {
+            return self.age < STALE;
+        }
+        match self.start {
+            Some(start) => process_start(self.pid) == Some(start),
+            // An old-format lock: a live pid counts only while it keeps a heartbeat.
+            None => Path::new("/proc").join(self.pid.to_string()).exists() && self.age < STALE,
+        }
     }
 }
 
-/// The lock path of the run directory `dir`.
+/// The lock path of the run directory `dir`, beside the directory's real location, so a
+/// symlinked alias of a run shares its lock.
 pub fn lock_path(dir: &Path) -> PathBuf {
-    super::layout::lock(dir)
+    super::layout::lock(&resolved(dir))
 }
 
-/// The current holder of `dir`'s lock, if the lock file exists and parses. A bare pid (the
-/// format before host names) counts as this host's.
-pub fn holder(dir: &Path) -> Option<Holder> {
-    let path = lock_path(dir);
-    let text = std::fs::read_to_string(&path).ok()?;
-    let age = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
-    let age = SystemTime::now().duration_since(age).unwrap_or_default();
+/// `dir` with symlinks resolved: the directory itself when it exists, else its parent.
+fn resolved(dir: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(dir) {
+        return p;
+    }
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    match (abs.parent(), abs.file_name()) {
+        (Some(parent), Some(name)) => std::fs::canonicalize(parent).map(|p| p.join(name)).unwrap_or(abs),
+        _ => abs,
+    }
+}
+
+/// What a lock file holds.
+#[derive(Clone, Debug, PartialEq)]
+enum Content {
+    Absent,
+    Holder(Holder),
+    /// A file that names no holder (corrupt, or half-written by a build before atomic locks).
+    Unreadable {
+        age: Duration,
+    },
+}
+
+fn read_text(path: &Path) -> Option<(String, Duration)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    Some((text, SystemTime::now().duration_since(modified).unwrap_or_default()))
+}
+
+/// `host pid [start=ticks] [token=…]`; a bare pid (the format before host names) is this host's.
+fn parse(text: &str, age: Duration) -> Option<Holder> {
     let mut it = text.split_whitespace();
     let (host, pid) = match (it.next(), it.next()) {
-        (Some(h), Some(p)) => (h.to_string(), p.parse().ok()?),
         (Some(p), None) => (host_name(), p.parse().ok()?),
+        (Some(h), Some(p)) => (h.to_string(), p.parse().ok()?),
         _ => return None,
     };
-    Some(Holder { host, pid, age })
+    let start = text.split_whitespace().find_map(|w| w.strip_prefix("start=")?.parse().ok());
+    Some(Holder { host, pid, age, start })
 }
 
-/// A held lock; released (file removed) on drop, heartbeat stopped.
+fn content(path: &Path) -> Content {
+    match read_text(path) {
+        None if !path.exists() => Content::Absent,
+        None => Content::Unreadable { age: Duration::ZERO },
+        Some((text, age)) => parse(&text, age).map_or(Content::Unreadable { age }, Content::Holder),
+    }
+}
+
+/// The current holder of `dir`'s lock, if the lock file exists and names one.
+pub fn holder(dir: &Path) -> Option<Holder> {
+    match content(&lock_path(dir)) {
+        Content::Holder(h) => Some(h),
+        _ => None,
+    }
+}
+
+/// A held lock; released (file removed, if still ours) on drop, heartbeat stopped.
 pub struct RunLock {
     path: PathBuf,
+    text: String,
     stop: Arc<AtomicBool>,
 }
 
 impl RunLock {
     pub fn acquire(dir: &Path) -> Result<Self> {
         let path = lock_path(dir);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        }
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut f) => {
-                    use std::io::Write;
-                    write!(f, "{} {}", host_name(), std::process::id()).map_err(|e| Error::io(&path, e))?;
-                    return Ok(Self::with_heartbeat(path));
+        let parent = path.parent().expect("a lock path has a parent").to_path_buf();
+        std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+        let _guard = Guard::take(&parent)?;
+        let text = own_text();
+        for _ in 0..3 {
+            match publish(&path, &text) {
+                Ok(()) if std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) => {
+                    return Ok(Self::with_heartbeat(path, text));
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match holder(dir) {
-                    Some(h) if h.alive() => return Err(held_by(dir, &path, &h)),
-                    // Left by a process that died (or an unreadable, half-written file): take it over.
-                    _ => {
-                        let _ = std::fs::remove_file(&path);
-                    }
+                Ok(()) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match content(&path) {
+                    Content::Absent => continue,
+                    Content::Holder(h) if h.alive() => return Err(held_by(dir, &path, &h)),
+                    Content::Unreadable { age } if age < STALE => return Err(unreadable(&path, age)),
+                    // Left by a process that died: take it over (under the guard, so only once).
+                    _ => remove(&path)?,
                 },
                 Err(e) => return Err(Error::io(&path, e)),
             }
@@ -92,9 +161,9 @@ impl RunLock {
         Err(Error::other(format!("could not lock {} (another process took it first)", path.display())))
     }
 
-    fn with_heartbeat(path: PathBuf) -> Self {
+    fn with_heartbeat(path: PathBuf, text: String) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
-        let (p, s) = (path.clone(), stop.clone());
+        let (p, t, s) = (path.clone(), text.clone(), stop.clone());
         std::thread::spawn(move || {
             let tick = Duration::from_millis(500);
             let mut since = Duration::ZERO;
@@ -103,12 +172,90 @@ impl RunLock {
                 since += tick;
                 if since >= HEARTBEAT {
                     since = Duration::ZERO;
-                    let _ =
-                        std::fs::File::options().append(true).open(&p).and_then(|f| f.set_modified(SystemTime::now()));
+                    if is_ours(&p, &t) {
+                        let _ = std::fs::File::options()
+                            .append(true)
+                            .open(&p)
+                            .and_then(|f| f.set_modified(SystemTime::now()));
+                    }
                 }
             }
         });
-        RunLock { path, stop }
+        RunLock { path, text, stop }
+    }
+}
+
+/// `host pid start=… token=…` of this process; the token tells two locks of one process apart.
+fn own_text() -> String {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let pid = std::process::id();
+    let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    let start = process_start(pid).map(|s| format!(" start={s}")).unwrap_or_default();
+    format!("{} {pid}{start} token={nanos:x}.{n}\n", host_name())
+}
+
+/// Make `path` appear with `text` in one step: a private temp file hard-linked into place
+/// (fails with `AlreadyExists` if the lock exists). A filesystem without hard links falls back
+/// to create-then-write, which the guard keeps safe among processes of one host.
+fn publish(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_file_name(format!(
+        "{}.{}.tmp",
+        path.file_name().unwrap_or_default().to_string_lossy(),
+        text.split_whitespace().last().unwrap_or("x").trim_start_matches("token=")
+    ));
+    std::fs::write(&tmp, text)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+            f.write_all(text.as_bytes())
+        }
+        other => other,
+    }
+}
+
+fn remove(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
+fn is_ours(path: &Path, text: &str) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| t == text)
+}
+
+/// An exclusive `flock` of the runs directory for the few microseconds of checking and taking
+/// a lock. A filesystem that cannot lock directories goes without (the hard link still keeps
+/// two creators apart; only two take-overs of one dead lock could then meet).
+struct Guard {
+    _file: Option<std::fs::File>,
+}
+
+impl Guard {
+    fn take(parent: &Path) -> Result<Guard> {
+        let Ok(f) = std::fs::File::open(parent) else { return Ok(Guard { _file: None }) };
+        let t0 = Instant::now();
+        loop {
+            match f.try_lock() {
+                Ok(()) => return Ok(Guard { _file: Some(f) }),
+                Err(std::fs::TryLockError::WouldBlock) if t0.elapsed() < GUARD_WAIT => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(Error::other(format!(
+                        "{} stayed locked by another windtunnel process for {} s while it took a run lock; \
+                         is one stopped (Ctrl-Z)? Resume or end it and try again",
+                        parent.display(),
+                        GUARD_WAIT.as_secs()
+                    )));
+                }
+                Err(std::fs::TryLockError::Error(_)) => return Ok(Guard { _file: None }),
+            }
+        }
     }
 }
 
@@ -125,58 +272,25 @@ fn held_by(dir: &Path, path: &Path, h: &Holder) -> Error {
     ))
 }
 
+fn unreadable(path: &Path, age: Duration) -> Error {
+    Error::other(format!(
+        "{} names no holder (written {} s ago): another process may be taking it. If none is, it is taken \
+         over {} s after it was written, or delete it",
+        path.display(),
+        age.as_secs(),
+        STALE.as_secs()
+    ))
+}
+
 impl Drop for RunLock {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        let _ = std::fs::remove_file(&self.path);
+        if is_ours(&self.path, &self.text) {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn plant(dir: &Path, text: &str, age: Duration) {
-        let p = lock_path(dir);
-        std::fs::write(&p, text).unwrap();
-        std::fs::File::options().append(true).open(&p).unwrap().set_modified(SystemTime::now() - age).unwrap();
-    }
-
-    fn run_dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("wt-lock-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_file(lock_path(&d));
-        d
-    }
-
-    #[test]
-    fn a_live_foreign_holder_is_refused_by_name() {
-        let d = run_dir("foreign");
-        plant(&d, "node-17 4242", Duration::from_secs(10));
-        let e = RunLock::acquire(&d).err().expect("must refuse").to_string();
-        assert!(e.contains("node-17") && e.contains("4242"), "{e}");
-        assert_eq!(std::fs::read_to_string(lock_path(&d)).unwrap(), "node-17 4242", "the holder's lock is kept");
-        std::fs::remove_file(lock_path(&d)).unwrap();
-    }
-
-    #[test]
-    fn a_foreign_holder_without_heartbeat_is_taken_over() {
-        let d = run_dir("stale");
-        plant(&d, "node-17 4242", STALE + Duration::from_secs(5));
-        let lock = RunLock::acquire(&d).expect("stale lock taken over");
-        let h = holder(&d).unwrap();
-        assert_eq!((h.host, h.pid), (host_name(), std::process::id()));
-        drop(lock);
-        assert!(!lock_path(&d).exists());
-    }
-
-    #[test]
-    fn a_dead_local_pid_is_taken_over_and_a_live_one_refused() {
-        let d = run_dir("local");
-        // pid_max is at most 2^22, so this pid cannot exist.
-        plant(&d, &format!("{} 99999999", host_name()), Duration::ZERO);
-        drop(RunLock::acquire(&d).expect("dead holder"));
-        plant(&d, &std::process::id().to_string(), Duration::from_secs(3600));
-        assert!(RunLock::acquire(&d).is_err(), "a bare live pid of this host is a holder");
-        std::fs::remove_file(lock_path(&d)).unwrap();
-    }
-}
+#[path = "lock_tests.rs"]
+mod tests;
