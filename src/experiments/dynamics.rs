@@ -143,19 +143,23 @@ pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
     ks.sort();
     ks.dedup();
     let (mut ratios, mut detail, mut series) = (vec![], vec![], vec![]);
-    let mut pending = false;
+    let (mut pending, mut unfinished) = (false, vec![]);
     for &k in &ks {
         let get = |t: TaskKind| runs.iter().find(|r| r.k() == k && r.cfg.data.task == t);
         let (Some(bz), Some(az)) = (get(TaskKind::BzToA), get(TaskKind::AzToB)) else { continue };
         let (lb, la) = (lag(bz), lag(az));
-        let ratio = match lag_ratio(lb, la, bz.complete && az.complete) {
-            Some(r) => {
+        let ratio = match lag_ratio(la, lb) {
+            Some(r) if bz.complete && az.complete => {
                 ratios.push(r);
-                show_ratio(r)
+                format!("{r:.2}")
             }
-            None => {
+            _ if !(bz.complete && az.complete) => {
                 pending = true;
                 "–".into()
+            }
+            _ => {
+                unfinished.push(k);
+                "not reached (longer budget needed)".into()
             }
         };
         detail.push(vec![k.to_string(), bz.show(lb), az.show(la), ratio]);
@@ -164,22 +168,31 @@ pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
             series.push(Series::line(format!("{} K={k}", r.cfg.data.task.name()), pts));
         }
     }
-    let claim = "Reverse (B,z)→A is slower than forward (A,z)→B";
+    let claim = "Forward A→B (unambiguous, memorised) is slower than reverse (B,z)→A (shared group structure)";
     let paper = paper::ASYMMETRY.quote;
-    let row = if ratios.is_empty() || pending {
-        Row::incomplete(claim, paper, format!("{} of {} K compared", ratios.len(), ks.len()))
+    let row = if ratios.is_empty() || pending || !unfinished.is_empty() {
+        let why = match unfinished.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; at K = {} a run never reached its lag within its budget, so no ratio exists yet",
+                unfinished.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        let seen = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / ");
+        Row::incomplete(claim, paper, format!("{} of {} K compared (az/bz {seen}){why}", ratios.len(), ks.len()))
     } else {
-        let ours = ratios.iter().map(|&r| show_ratio(r)).collect::<Vec<_>>().join(" / ");
+        let ours = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / ");
         Row::new(
             claim,
             paper,
             format!(
-                "lag ratio bz/az = {ours} (K = {})",
+                "lag ratio forward/reverse (az/bz) = {ours} (K = {})",
                 ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
             ),
             asymmetry_verdict(&ratios),
-            "lag = first step with first-target loss < 0.1 × its first logged value (the author's metric); \
-             a run that never gets there counts as infinitely slow; replicated: every ratio 1.7–4.4×, differs: > 1×",
+            "lag = first step with first-target loss < 0.1 × its first logged value (the author's metric); ratio = \
+             forward lag / reverse lag (the paper: forward is slower); a run that never gets there leaves its K \
+             incomplete; replicated: every ratio 1.7–4.4×, differs: every ratio > 1×",
         )
         .with("k", &ks)
         .with("lag_ratio", ratios.iter().map(|r| if r.is_finite() { Some(*r) } else { None }).collect::<Vec<_>>())
@@ -193,37 +206,29 @@ pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
         ..Default::default()
     };
     let figures = vec![ctx.figure("asymmetry.svg", &line_plot(&p)?)?];
-    let mut o =
-        outcome("asymmetry", &runs, vec![row], figures, table(&["K", "lag bz→a", "lag az→b", "ratio"], &detail));
+    let mut o = outcome(
+        "asymmetry",
+        &runs,
+        vec![row],
+        figures,
+        table(&["K", "lag bz→a (reverse)", "lag az→b (forward)", "ratio az/bz"], &detail),
+    );
     o.data = json!({"ratios": ratios});
     Ok(o)
 }
 
-/// Reverse lag / forward lag of one K, once both runs are complete (None before): a run that
-/// never reached its lag is infinitely slow, so ∞ (only the reverse never got there), 0 (only the
-/// forward) or NaN (neither: no comparison).
-pub fn lag_ratio(reverse: Option<u64>, forward: Option<u64>, both_complete: bool) -> Option<f64> {
-    match (reverse, forward) {
-        (Some(b), Some(a)) if a > 0 => Some(b as f64 / a as f64),
-        _ if !both_complete => None,
-        (None, Some(_)) => Some(f64::INFINITY),
-        (Some(_), None) => Some(0.0),
-        _ => Some(f64::NAN),
+/// Forward lag / reverse lag of one K (the paper's direction: > 1 when the forward task A → B
+/// is the slower one); None when either run never reached its lag (no ratio exists).
+pub fn lag_ratio(forward: Option<u64>, reverse: Option<u64>) -> Option<f64> {
+    match (forward, reverse) {
+        (Some(f), Some(r)) if r > 0 => Some(f as f64 / r as f64),
+        _ => None,
     }
 }
 
-fn show_ratio(r: f64) -> String {
-    match r {
-        r if r.is_nan() => "neither learned".into(),
-        r if r.is_infinite() => "∞ (reverse never learned)".into(),
-        0.0 => "0 (forward never learned)".into(),
-        r => format!("{r:.2}"),
-    }
-}
-
-/// Replicated when the reverse task is slower at every K by the paper's 1.7–4.4×; differs when
-/// it is slower by another factor; not replicated when it is not slower at some K (or neither
-/// task was learned).
+/// Replicated when the forward task is slower at every K by the paper's 1.7–4.4× (ratios are
+/// forward / reverse); differs when it is slower by another factor; not replicated when it is
+/// not slower at some K.
 pub fn asymmetry_verdict(ratios: &[f64]) -> Verdict {
     Verdict::grade(
         !ratios.is_empty() && ratios.iter().all(|&r| r > 1.0),
@@ -336,12 +341,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_run_that_never_learns_is_infinitely_slow_once_both_are_complete() {
-        assert_eq!(lag_ratio(Some(300), Some(100), false), Some(3.0));
-        assert_eq!(lag_ratio(None, Some(100), false), None, "the reverse run may still get there");
-        assert_eq!(lag_ratio(None, Some(100), true), Some(f64::INFINITY));
-        assert_eq!(lag_ratio(Some(100), None, true), Some(0.0));
-        assert!(lag_ratio(None, None, true).unwrap().is_nan());
+    fn the_lag_ratio_is_forward_over_reverse_and_absent_when_a_run_never_got_there() {
+        assert_eq!(lag_ratio(Some(300), Some(100)), Some(3.0), "forward 3x slower: ratio 3");
+        assert_eq!(lag_ratio(Some(100), Some(300)), Some(1.0 / 3.0));
+        assert_eq!(lag_ratio(None, Some(100)), None, "never reached: no ratio, not infinitely slow");
+        assert_eq!(lag_ratio(Some(100), None), None);
+        assert_eq!(lag_ratio(Some(100), Some(0)), None);
     }
 
     /// A run of K that logged up to `last` (of max_steps 1000).
@@ -396,13 +401,15 @@ mod tests {
     }
 
     #[test]
-    fn asymmetry_needs_the_reverse_slower_at_every_k() {
-        assert_eq!(asymmetry_verdict(&[1.7, 2.5, 4.4]), Verdict::Replicated);
+    fn asymmetry_needs_the_forward_task_slower_at_every_k() {
+        assert_eq!(asymmetry_verdict(&[1.7, 2.5, 4.4]), Verdict::Replicated, "both band edges inside");
+        assert_eq!(asymmetry_verdict(&[1.69, 2.0]), Verdict::Differs, "just below the band");
+        assert_eq!(asymmetry_verdict(&[4.41, 2.0]), Verdict::Differs, "just above the band");
         assert_eq!(asymmetry_verdict(&[1.06, 2.0]), Verdict::Differs);
-        assert_eq!(asymmetry_verdict(&[f64::INFINITY, 2.0]), Verdict::Differs, "never learned: slower, not 1.7–4.4×");
-        assert_eq!(asymmetry_verdict(&[0.94, 2.0]), Verdict::NotReplicated);
-        assert_eq!(asymmetry_verdict(&[0.0, 2.0]), Verdict::NotReplicated);
-        assert_eq!(asymmetry_verdict(&[f64::NAN]), Verdict::NotReplicated);
+        assert_eq!(asymmetry_verdict(&[1.0, 2.0]), Verdict::NotReplicated, "equal speed is no asymmetry");
+        // The committed K = 5, 10 lags (bz/az 0.84, 0.96) read in the paper's direction.
+        assert_eq!(asymmetry_verdict(&[1.0 / 0.84, 1.0 / 0.96]), Verdict::Differs);
+        assert_eq!(asymmetry_verdict(&[0.94, 2.0]), Verdict::NotReplicated, "reverse slower at one K");
         assert_eq!(asymmetry_verdict(&[]), Verdict::NotReplicated);
     }
 }

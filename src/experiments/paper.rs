@@ -116,7 +116,7 @@ cited! {
         "≈ 500–1000 (seed summary); 10³–10⁴ in the author's JSON; Lanczos [CD] ≈ 2.8", "spec §8 #9, §11";
     /// Claim 10: forward vs reverse lag ratio (no numeric artefact in the repository).
     ASYMMETRY: () = (),
-        "1.7–4.4× (seed summary; no numeric artifact in the repository, spec A4)", "spec §8 #10, A4";
+        "forward 1.7–4.4× slower than reverse (seed summary §3.5; no numeric artifact in the repository, spec A4)", "spec §8 #10, A4";
     /// Claim 11: cosine of consecutive 200-step displacements.
     DISPLACEMENT_K10: &'static [(&'static str, f64)] = &[("plateau", 0.224), ("post", 0.838)], "plateau cos 0.224 → post 0.838", "spec §8 #11; POST_HOC Exp 3";
     DISPLACEMENT_K20: &'static [(&'static str, f64)] = &[("plateau", 0.036), ("pre", -0.179), ("post", 0.397)],
