@@ -26,6 +26,13 @@ fn non_decreasing(v: &[f64]) -> bool {
 /// A waiting time of a run.
 type Tau = fn(&RunData) -> Option<u64>;
 
+/// The T3 ratio between the largest and smallest constant-LR η against the paper's 3.6×:
+/// replicated within a factor 1.5 (2.4–5.4), differs when T3 still grows by more than 1.2×.
+pub fn t3_ratio_verdict(ratio: f64) -> Verdict {
+    let p = paper::LR_T3_RATIO.value;
+    Verdict::grade(ratio > 1.2, (p / 1.5..=p * 1.5).contains(&ratio))
+}
+
 /// The waiting time `tau` at η = `hi` over η = `lo`: graded against the paper's T3 ratio (3.6×,
 /// within a factor 1.5) when `paper_measures` it, else a finding (direction only: the paper has no figure).
 fn eta_ratio_row(
@@ -42,12 +49,7 @@ fn eta_ratio_row(
                 claim,
                 paper,
                 format!("{name}({hi:e}) / {name}({lo:e}) = {b} / {a} = {ratio:.2}× over a {:.1}× η range", hi / lo),
-                if paper_measures {
-                    let p = paper::LR_T3_RATIO.value;
-                    Verdict::grade(ratio > 1.2, (p / 1.5..=p * 1.5).contains(&ratio))
-                } else {
-                    Verdict::finding(ratio > 1.2)
-                },
+                if paper_measures { t3_ratio_verdict(ratio) } else { Verdict::finding(ratio > 1.2) },
                 why,
             )
             .with("eta", [lo, hi])
@@ -200,6 +202,20 @@ fn run_table(runs: &[RunData]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_t3_ratio_bands_are_1_2_then_2_4_to_5_4() {
+        assert!((paper::LR_T3_RATIO.value - 3.6).abs() < 0.05, "the bands below assume the paper's 3.6x");
+        assert_eq!(t3_ratio_verdict(3.6), Verdict::Replicated);
+        assert_eq!(t3_ratio_verdict(2.41), Verdict::Replicated);
+        assert_eq!(t3_ratio_verdict(5.39), Verdict::Replicated);
+        assert_eq!(t3_ratio_verdict(2.39), Verdict::Differs);
+        assert_eq!(t3_ratio_verdict(5.41), Verdict::Differs);
+        assert_eq!(t3_ratio_verdict(1.29), Verdict::Differs, "the committed paper-scale ratio");
+        assert_eq!(t3_ratio_verdict(1.21), Verdict::Differs);
+        assert_eq!(t3_ratio_verdict(1.19), Verdict::NotReplicated, "no lengthening");
+        assert_eq!(t3_ratio_verdict(0.8), Verdict::NotReplicated, "reversed");
+    }
 
     #[test]
     fn t3_monotone_needs_order_and_the_papers_slope() {
