@@ -31,7 +31,7 @@ fn dz_rows(runs: &[RunData], fracs: &[f64], ks: &[f64], leads: &[f64]) -> (Vec<R
             claim,
             paper,
             format!("lead / T4 = {m:.2} ± {s:.2} ({} K){never}", fracs.len()),
-            if all { Verdict::grade(m > 0.1, (m - paper::DZ_LEAD.value.0).abs() <= 0.15) } else { Verdict::Incomplete },
+            if all { dz_lead_verdict(m) } else { Verdict::Incomplete },
             "lead = T4 − (first step with Δz > 0.1); T4 = first step with first-target loss < 0.9·ln K; replicated: \
              mean within 0.15 of the paper's 0.52, differs: mean > 0.1",
         )
@@ -128,6 +128,12 @@ pub fn dz_lead(ctx: &Ctx) -> Result<SuiteOutcome> {
     let mut o = outcome("dz-lead", &runs, rows, figures, table(&["run", "K", "Δz onset", "T4", "lead / T4"], &detail));
     o.data = json!({"lead_fractions": fracs, "mean": m, "std": s, "lead_fit": fit});
     Ok(o)
+}
+
+/// The mean lead / T4 against the paper's 0.52: replicated within 0.15, differs when Δz still
+/// leads by more than a tenth of the waiting time.
+pub fn dz_lead_verdict(mean: f64) -> Verdict {
+    Verdict::grade(mean > 0.1, (mean - paper::DZ_LEAD.value.0).abs() <= 0.15)
 }
 
 /// `analyze_k_sweep.py::compute_lag_metric`: first step with first-target loss below a tenth
@@ -339,6 +345,19 @@ pub fn z_sharing(ctx: &Ctx) -> Result<SuiteOutcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_dz_lead_differs_between_a_tenth_and_the_papers_band() {
+        assert!((paper::DZ_LEAD.value.0 - 0.52).abs() < 1e-9, "the bands below assume the paper's 0.52");
+        assert_eq!(dz_lead_verdict(0.52), Verdict::Replicated);
+        assert_eq!(dz_lead_verdict(0.38), Verdict::Replicated);
+        assert_eq!(dz_lead_verdict(0.66), Verdict::Replicated);
+        assert_eq!(dz_lead_verdict(0.36), Verdict::Differs, "just below the band");
+        assert_eq!(dz_lead_verdict(0.68), Verdict::Differs, "just above the band");
+        assert_eq!(dz_lead_verdict(0.11), Verdict::Differs);
+        assert_eq!(dz_lead_verdict(0.1), Verdict::NotReplicated, "no lead worth the name");
+        assert_eq!(dz_lead_verdict(-0.2), Verdict::NotReplicated, "Δz after the loss");
+    }
 
     #[test]
     fn the_lag_ratio_is_forward_over_reverse_and_absent_when_a_run_never_got_there() {
