@@ -48,6 +48,8 @@ case "${1:-}" in
     ( queue $QUEUE_B; queue $QUEUE_A ) > "$WORK/queue-b.log" 2>&1 &
     echo "training in the background: $WORK/queue-{a,b}.log" ;;
   save)
+    # The queues first (else each would start its next run), then the runs they train.
+    pkill -f "seed-runs.sh start" || true
     pkill -f "pinned-$PIN/release/windtunnel replicate" || true
     sleep 2
     mkdir -p "$SAVED/paper/runs"
