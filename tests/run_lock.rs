@@ -11,25 +11,8 @@ use windtunnel::train::record::without_timing;
 const N: usize = 8;
 const ROUNDS: usize = 20;
 
-/// The tiny model on K = 3, 40 steps with eval every 5 and a resume state every 10.
-const SMALL: &str = r#"
-[model]
-n_layers = 2
-d_model = 16
-n_heads = 2
-d_head = 8
-d_mlp = 32
-n_ctx = 16
-[data]
-k = 3
-n_b = 50
-[train]
-batch_size = 32
-max_steps = 40
-eval_every = 5
-checkpoint_every = 10
-lr = 3e-3
-"#;
+mod common;
+use common::SMALL;
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("wt-runlock-{}-{name}", std::process::id()));
