@@ -76,10 +76,11 @@ pub fn measure_at_k(k: usize, g: &[&RunData]) -> AtK {
     AtK { k, waits, pair, missed, list: list.join(", "), points }
 }
 
-/// A token-normalised ratio τ_B·B / (τ_B'·B'), graded like with like: the same side of 1 as the
-/// paper's, and within 0.3 of it.
-pub fn token_verdict(tok: f64, paper_tok: f64) -> Verdict {
-    Verdict::grade((tok < 1.0) == (paper_tok < 1.0), (tok - paper_tok).abs() <= 0.3)
+/// A token-normalised ratio τ_B·B / (τ_B'·B') against the paper's stated claim: the smaller
+/// batch is slower in tokens too (ratio > 1), by ≈ 1.8× (replicated within 35%: 1.17–2.43).
+pub fn token_verdict(tok: f64) -> Verdict {
+    let p = paper::BATCH_TOKENS_STATED.value;
+    Verdict::grade(tok > 1.0, (tok / p - 1.0).abs() <= 0.35)
 }
 
 /// The paper's (step, token) ratio for the pair (B, B'), B < B', and the pair it is for. Falls
@@ -130,18 +131,24 @@ pub fn grade_at_k(m: &AtK) -> Vec<Row> {
                 .with("batch", [p.b, p.b2])
                 .with("steps_ratio", p.steps)
                 .with("paper_steps_ratio", paper_steps)
+                .measured(&format!("B{}/B{} steps ratio", p.b, p.b2), &[p.steps], (paper_steps, paper_steps))
                 .keyed(Key::BatchSteps),
                 Row::new(
-                    &format!("Token-normalised waiting time τ·B (K = {}, spec A3)", m.k),
-                    &format!("{paper_pair} = {paper_tok:.2} in tokens (no 1.8× in tokens exists in the author's runs)"),
-                    format!("B{}:B{} = {:.2} in tokens", p.b, p.b2, p.tokens),
-                    token_verdict(p.tokens, paper_tok),
-                    "direction: on the paper's side of 1 (below 1: the smaller batch needs fewer tokens); \
-                     replicated within 0.3 of the paper's ratio",
+                    &format!("Smaller batch slower after token normalisation (τ·B, K = {})", m.k),
+                    &format!(
+                        "≈ 1.8× (stated); the author's runs give {paper_pair} = {paper_tok:.2} in tokens (spec A3)"
+                    ),
+                    format!("B{}:B{} = {:.2} in tokens ({:.2}× in steps)", p.b, p.b2, p.tokens, p.steps),
+                    token_verdict(p.tokens),
+                    "graded against the stated 1.8× in tokens (the author's own runs give the ratio beside it, \
+                     not graded); direction: above 1 (the smaller batch needs more tokens); replicated within \
+                     35% of 1.8",
                 )
                 .with("batch", [p.b, p.b2])
                 .with("tokens_ratio", p.tokens)
-                .with("paper_tokens_ratio", paper_tok),
+                .with("paper_tokens_ratio", paper::BATCH_TOKENS_STATED.value)
+                .with("author_runs_tokens_ratio", paper_tok)
+                .measured(&format!("B{}:B{} tokens ratio", p.b, p.b2), &[p.tokens], (1.8, 1.8)),
             ]
         }
         // Some batch sizes still training: show the first transitioned pair, graded incomplete.
@@ -174,6 +181,11 @@ pub fn grade_at_k(m: &AtK) -> Vec<Row> {
     }
 }
 
+fn matched_paper_ratio() -> (f64, f64) {
+    let (small, large) = paper::MATCHED_ETA_B.value;
+    (small / large, small / large)
+}
+
 /// At matched η/B, (η 5e-4, B128) against (η 1e-3, B256): the smaller batch still slower.
 pub fn grade_matched(small: Option<u64>, large: Option<u64>, shown: (String, String)) -> Row {
     let claim = "At matched η/B, the smaller batch is still slower (K = 20)";
@@ -191,6 +203,7 @@ pub fn grade_matched(small: Option<u64>, large: Option<u64>, shown: (String, Str
             .with("T2", [y, x])
             .with("ratio", r)
             .with("paper_T2", paper::MATCHED_ETA_B.value)
+            .measured("matched η/B ratio", &[r], matched_paper_ratio())
         }
         _ => Row::incomplete(claim, paper, format!("{} vs {}", shown.0, shown.1)),
     }
@@ -282,13 +295,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_token_ratio_on_the_other_side_of_one_is_not_replicated() {
-        // The K = 20 case: 1.04 against the paper's 0.90 is within 0.3 but on the other side of 1.
-        assert_eq!(token_verdict(1.04, 0.90), Verdict::NotReplicated);
-        assert_eq!(token_verdict(0.99, 0.90), Verdict::Replicated);
-        assert_eq!(token_verdict(0.55, 0.90), Verdict::Differs);
-        assert_eq!(token_verdict(1.0, 0.90), Verdict::NotReplicated);
-        assert_eq!(token_verdict(1.2, 1.4), Verdict::Replicated);
+    fn the_token_ratio_is_graded_against_the_stated_1_8_within_35_percent() {
+        assert!((paper::BATCH_TOKENS_STATED.value - 1.8).abs() < 1e-12, "the bands below assume 1.8");
+        assert_eq!(token_verdict(1.8), Verdict::Replicated);
+        assert_eq!(token_verdict(1.18), Verdict::Replicated);
+        assert_eq!(token_verdict(1.16), Verdict::Differs);
+        assert_eq!(token_verdict(2.42), Verdict::Replicated);
+        assert_eq!(token_verdict(2.44), Verdict::Differs);
+        assert_eq!(token_verdict(1.04), Verdict::Differs, "K = 20 at paper scale: slower in tokens, not 1.8x");
+        assert_eq!(token_verdict(1.0), Verdict::NotReplicated, "no slowdown in tokens");
+        assert_eq!(token_verdict(0.90), Verdict::NotReplicated, "the author's own K = 20 ratio");
     }
 
     #[test]
@@ -342,7 +358,7 @@ mod tests {
         assert!(
             grade_at_k(&at_k(20, done, Some((128, 256, 2.08)), vec![]))
                 .iter()
-                .all(|r| r.key.is_some() || r.claim.contains("Token"))
+                .all(|r| r.key.is_some() || r.claim.contains("token normalisation"))
         );
     }
 

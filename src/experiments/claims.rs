@@ -79,14 +79,39 @@ pub struct Row {
     pub reason: String,
     /// The row's figures as numbers (report.json), beside the formatted `ours` text.
     pub values: std::collections::BTreeMap<String, serde_json::Value>,
+    /// The graded figure beside the paper's value, for grading over seeds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure: Option<Measure>,
+    /// The verdict over seeds (set by the Seeds section; `verdict` is then that one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub over_seeds: Option<super::seed_range::OverSeeds>,
     #[serde(skip)]
     pub key: Option<Key>,
+}
+
+/// The figure a row grades and the paper's value for it: over seeds, "differs" means the
+/// paper's value lies outside the seeds' range of this figure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Measure {
+    /// What the figure is ("T3(2e-3) / T3(3e-4)").
+    pub name: String,
+    /// windtunnel's figure: one value, or one per K where the row spans several.
+    pub values: Vec<f64>,
+    /// The paper's value, as an interval (lo = hi for a single number).
+    pub paper: (f64, f64),
 }
 
 impl Row {
     pub fn new(claim: &str, paper: &str, ours: String, verdict: Verdict, reason: impl Into<String>) -> Self {
         let values = Default::default();
-        Row { claim: claim.into(), paper: paper.into(), ours, verdict, reason: reason.into(), values, key: None }
+        let (claim, paper, reason) = (claim.into(), paper.into(), reason.into());
+        Row { claim, paper, ours, verdict, reason, values, measure: None, over_seeds: None, key: None }
+    }
+
+    /// The figure this row grades (`values`) against the paper's interval `paper`.
+    pub fn measured(mut self, name: &str, values: &[f64], paper: (f64, f64)) -> Self {
+        self.measure = Some(Measure { name: name.into(), values: values.to_vec(), paper });
+        self
     }
 
     /// Attach a figure as a number (or an array of numbers) under `name`; NaN becomes null.

@@ -76,7 +76,8 @@ pub fn grade(n: &Numbers, runs: usize) -> Vec<Row> {
             "replicated: |α − 1.194| ≤ 0.15 or 1.194 inside the CI",
         )
         .with("alpha", f)
-        .with("paper_alpha", paper::ALPHA.value),
+        .with("paper_alpha", paper::ALPHA.value)
+        .measured("α", &[f.slope], (paper::ALPHA.value.0, paper::ALPHA.value.0)),
         Some(f) if f.n >= 3 => {
             Row::new(claim, paper::ALPHA.quote, fmt_ci(f), Verdict::Incomplete, "some runs have not reached T1 yet")
                 .with("alpha", f)

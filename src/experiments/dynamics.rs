@@ -39,6 +39,7 @@ fn dz_rows(runs: &[RunData], fracs: &[f64], ks: &[f64], leads: &[f64]) -> (Vec<R
         .with("mean", m)
         .with("sd", s)
         .with("paper", paper::DZ_LEAD.value)
+        .measured("mean lead / T4", &[m], (paper::DZ_LEAD.value.0, paper::DZ_LEAD.value.0))
     });
     let fit = power_law(ks, leads, SEED, 400);
     let claim2 = "The lead grows with K";
@@ -59,7 +60,8 @@ fn dz_rows(runs: &[RunData], fracs: &[f64], ks: &[f64], leads: &[f64]) -> (Vec<R
         .with("k", ks)
         .with("lead", leads)
         .with("exponent", f)
-        .with("paper_exponent", paper::DZ_LEAD_EXPONENT.value),
+        .with("paper_exponent", paper::DZ_LEAD_EXPONENT.value)
+        .measured("lead exponent", &[f.slope], (paper::DZ_LEAD_EXPONENT.value, paper::DZ_LEAD_EXPONENT.value)),
         _ => Row::incomplete(claim2, paper2, format!("{} points", ks.len())),
     });
     (rows, fit, m, s)
@@ -202,6 +204,7 @@ pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
         )
         .with("k", &ks)
         .with("lag_ratio", ratios.iter().map(|r| if r.is_finite() { Some(*r) } else { None }).collect::<Vec<_>>())
+        .measured("az/bz lag ratio per K", &ratios, ASYMMETRY_BAND)
     };
     let p = LinePlot {
         title: "Forward vs reverse: first-target loss".into(),
@@ -232,13 +235,17 @@ pub fn lag_ratio(forward: Option<u64>, reverse: Option<u64>) -> Option<f64> {
     }
 }
 
+/// The paper's forward/reverse slowdown: 1.7–4.4×.
+pub const ASYMMETRY_BAND: (f64, f64) = (1.7, 4.4);
+
 /// Replicated when the forward task is slower at every K by the paper's 1.7–4.4× (ratios are
 /// forward / reverse); differs when it is slower by another factor; not replicated when it is
 /// not slower at some K.
 pub fn asymmetry_verdict(ratios: &[f64]) -> Verdict {
+    let (lo, hi) = ASYMMETRY_BAND;
     Verdict::grade(
         !ratios.is_empty() && ratios.iter().all(|&r| r > 1.0),
-        ratios.iter().all(|&r| (1.7..=4.4).contains(&r)),
+        ratios.iter().all(|&r| (lo..=hi).contains(&r)),
     )
 }
 

@@ -15,6 +15,7 @@ pub mod probe_claims;
 pub mod report;
 pub mod runner;
 pub mod scaling;
+pub mod seed_range;
 pub mod seeds;
 pub mod slurm;
 pub mod stats;

@@ -243,9 +243,12 @@ mod tests {
         let names: Vec<String> = all.specs().into_iter().map(|s| s.name).collect();
         let has = |n: &str| names.iter().any(|x| x == n);
         assert!(has("canonical_k3_s1") && has("canonical_k20_s2") && has("fixed_d10k_k36_s2"));
-        assert!(!has("canonical_k25_s1") && !has("fixed_d20k_k5_s1") && !has("lr_k20_eta3e-4_s1"));
-        assert!(!has("canonical_k3_s3"));
-        assert_eq!(names.iter().filter(|n| n.ends_with("_s1") || n.ends_with("_s2")).count(), 2 * (8 + 4));
+        assert!(has("lr_k20_eta3e-4_s1") && has("batch_k36_b64_s2") && has("zlen4_k10_s1"), "the suites that differed");
+        assert!(!has("canonical_k25_s1") && !has("fixed_d20k_k5_s1") && !has("canonical_k36_s1"));
+        assert!(!has("canonical_k3_s3") && !has("linear_k10_s1"));
+        // Canonical K ≤ 20, fixed D = 10k, the four LR runs besides canonical K = 20, nine batch
+        // runs and four z lengths, at seeds 1 and 2 (a run two suites share is trained once).
+        assert_eq!(names.iter().filter(|n| n.ends_with("_s1") || n.ends_with("_s2")).count(), 2 * (8 + 4 + 4 + 9 + 4));
         let one = Plan { seeds: Some(1), ..all };
         assert!(one.specs().iter().all(|s| !s.name.ends_with("_s1")), "--seeds 1 turns them off");
         assert!(one.args(Path::new("wt")).ends_with(&["--seeds".into(), "1".into()]));

@@ -176,8 +176,9 @@ pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
     for s in &plan.suites {
         outs.push(analyse(&ctx, s)?);
     }
-    let mech = mechanisms(&ctx, &outs)?;
     let seeds = super::seeds::section(&ctx, &outs)?;
+    super::seeds::apply(&mut outs, &seeds.graded);
+    let mech = mechanisms(&ctx, &outs)?;
     let builds = builds(&ctx.runs)?;
     let md = markdown(scale, plan.seeds, &trained_by(&builds), &outs, &mech)
         + &seeds.markdown

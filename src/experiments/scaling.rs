@@ -130,7 +130,8 @@ pub fn grade_plateau(n: &PlateauNumbers) -> Vec<Row> {
         )
         .with("early_candidate_over_ln_k", &n.early)
         .with("candidate_over_ln_k", &n.cand)
-        .with("paper_candidate_over_ln_k", paper::PLATEAU_OVER_LN_K.value),
+        .with("paper_candidate_over_ln_k", paper::PLATEAU_OVER_LN_K.value)
+        .measured("candidate loss / ln K, steps 100–500", &n.early, range(&paper::PLATEAU_OVER_LN_K.value)),
         Row::new(
             "Full-vocabulary first-target loss on the plateau = ln 36",
             paper::FIRST_TARGET_PLATEAU.quote,
@@ -173,6 +174,13 @@ pub fn zlen_row(zlen_t1: &[(usize, Option<u64>)]) -> Row {
     .with("t1", zlen_t1)
     .with("max_over_min", hi / lo)
     .with("paper_t1", paper::ZLEN_T1.value)
+    .measured("max/min T1", &[hi / lo], zlen_paper_ratio())
+}
+
+/// The paper's slowest z length over its fastest (1.28).
+fn zlen_paper_ratio() -> (f64, f64) {
+    let (lo, hi) = range(&paper::ZLEN_T1.value);
+    (hi / lo, hi / lo)
 }
 
 /// The z-length overlay, then one loss curve per run (of the z-length runs, only z = 2).
@@ -238,10 +246,10 @@ pub(super) fn pairs(
 /// The claim at one fixed D (`i`: its bootstrap stream): δ of ln T1 on ln K once every run has
 /// T1; not replicated when a finished run never reached it; incomplete while one still trains.
 pub fn fixed_d_row(d: usize, group: &[&RunData], i: usize) -> (Row, Option<Fit>) {
-    let paper = match d {
-        10_000 => paper::FIXED_D_10K.quote,
-        20_000 => paper::FIXED_D_20K.quote,
-        _ => "δ ≈ 0 (−0.004 at D = 10k, −0.042 at D = 20k)",
+    let (paper, paper_delta) = match d {
+        10_000 => (paper::FIXED_D_10K.quote, paper::FIXED_D_10K.value.1.0),
+        20_000 => (paper::FIXED_D_20K.quote, paper::FIXED_D_20K.value.1.0),
+        _ => ("δ ≈ 0 (−0.004 at D = 10k, −0.042 at D = 20k)", 0.0),
     };
     let (k, t) = pairs(group, |r| r.k() as f64, |r| r.taus.t1);
     let claim = format!("At fixed D = {d}, τ does not depend on K (slope of ln T1 on ln K)");
@@ -260,9 +268,10 @@ pub fn fixed_d_row(d: usize, group: &[&RunData], i: usize) -> (Row, Option<Fit>)
                 paper,
                 format!("δ = {} ({taus})", fmt_ci(&f)),
                 fixed_d_verdict(&f),
-                "flat: |δ| ≤ 0.15 and its 95% CI contains 0 (the D-law exponent is ≈ 1.2); |δ| ≤ 0.3 differs",
+                "replicated: flat, |δ| ≤ 0.15 and its 95% CI contains 0 (the D-law exponent is ≈ 1.2); differs: |δ| ≤ 0.3",
             )
-            .with("delta", &f);
+            .with("delta", &f)
+            .measured("δ", &[f.slope], (paper_delta, paper_delta));
             (row, Some(f))
         }
         _ => (Row::incomplete(&claim, paper, taus), None),

@@ -5,6 +5,7 @@
 
 use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, fmt_ci, table};
 use super::d_scaling::alpha_holds;
+use super::seed_range::{OverSeeds, over_seeds};
 use super::stats::{Fit, mean_std, power_law};
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
@@ -13,6 +14,18 @@ use serde_json::json;
 pub struct Section {
     pub markdown: String,
     pub data: Option<serde_json::Value>,
+    /// Every claim row graded over seeds, for [`apply`].
+    pub graded: Vec<Graded>,
+}
+
+/// One claim row of a suite and its grade over seeds.
+pub struct Graded {
+    pub suite: String,
+    pub claim: String,
+    pub over_seeds: OverSeeds,
+    /// The seeds repeat every run of the suite (else only a subset, which its row above does not
+    /// grade alone).
+    pub whole_suite: bool,
 }
 
 /// (D, T1) of every run with a T1, and whether every run has one.
@@ -49,7 +62,7 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
         }
     }
     if seeded.is_empty() {
-        return Ok(Section { markdown: String::new(), data: None });
+        return Ok(Section { markdown: String::new(), data: None, graded: vec![] });
     }
     let scratch = ctx.figures.join(".seeds");
     std::fs::create_dir_all(&scratch).map_err(|e| crate::error::Error::io(&scratch, e))?;
@@ -58,14 +71,19 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
     let mut data = serde_json::Map::new();
     let mut figures = vec![];
     let mut t1_table = String::new();
+    let mut claims = vec![];
     for suite in &seeded {
         let n = ctx.seeds_of(suite);
         let by_seed: Vec<SuiteOutcome> = (0..n)
             .map(|s| super::report::analyse(&Ctx { seed: s, figures: scratch.clone(), ..subset.clone() }, suite))
             .collect::<Result<_>>()?;
-        let graded = claim_rows(&by_seed);
+        let whole_suite = suite.seeded_runs(ctx.scale).len() == suite.runs(ctx.scale).len();
+        let graded = claim_rows(&by_seed, whole_suite);
         data.insert(suite.name.into(), json!(graded.iter().map(|r| &r.1).collect::<Vec<_>>()));
-        rows.extend(graded.into_iter().map(|r| r.0));
+        for (md, _, g) in graded {
+            rows.push(md);
+            claims.push(g);
+        }
         if suite.name == "d-scaling" {
             let runs: Vec<Vec<RunData>> = (0..n).map(|s| subset.load_seed("d-scaling", s)).collect::<Result<_>>()?;
             let (row, js, fig) = d_scaling(ctx, &runs)?;
@@ -80,14 +98,17 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
     md += &scope(ctx, &seeded)?;
     md += "Each claim re-measured and re-graded on every seed's runs. s0 is the author's seed, graded \
            here on the same runs as the other seeds, so where a seed repeats only part of a suite \
-           its figures can differ from the table above. Over seeds: replicated when every seed \
-           replicates, not replicated when none does, differs otherwise.\n\n";
+           its figures can differ from its own row above. Over seeds: replicated when every seed \
+           replicates, or when every seed points the paper's way and the paper's value lies inside \
+           the range of the seeds' figures; not replicated when no seed points the paper's way; \
+           differs otherwise (the paper's value outside the seeds' range, or the seeds split). The \
+           table above carries these verdicts.\n\n";
     md += &table(&["suite: claim", "per seed", "pooled / spread", "holds for", "verdict"], &rows);
     md += &t1_table;
     for f in figures {
         md += &format!("\n![seeds]({f})\n");
     }
-    Ok(Section { markdown: md, data: Some(serde_json::Value::Object(data)) })
+    Ok(Section { markdown: md, data: Some(serde_json::Value::Object(data)), graded: claims })
 }
 
 /// Which runs each seeded suite repeats, and how far its seed runs (s ≥ 1) are, for the report.
@@ -113,26 +134,15 @@ fn scope(ctx: &Ctx, seeded: &[&super::suites::Suite]) -> Result<String> {
     Ok(md + "\n")
 }
 
-/// Verdict over seeds from the per-seed verdicts of one claim.
-pub fn over_seeds(v: &[Verdict]) -> Verdict {
-    let n = |x: Verdict| v.iter().filter(|y| **y == x).count();
-    if v.is_empty() || n(Verdict::Incomplete) > 0 {
-        Verdict::Incomplete
-    } else if n(v[0]) == v.len() {
-        v[0]
-    } else {
-        Verdict::Differs
-    }
-}
-
-/// One markdown row and one JSON object per claim row of the suite (rows matched by position:
-/// every seed runs the same analysis).
-fn claim_rows(by_seed: &[SuiteOutcome]) -> Vec<(Vec<String>, serde_json::Value)> {
+/// One markdown row, one JSON object and the grade over seeds per claim row of the suite (rows
+/// matched by position: every seed runs the same analysis).
+fn claim_rows(by_seed: &[SuiteOutcome], whole_suite: bool) -> Vec<(Vec<String>, serde_json::Value, Graded)> {
     let first = &by_seed[0];
     (0..first.rows.len())
         .map(|i| {
             let rows: Vec<Option<&Row>> = by_seed.iter().map(|o| o.rows.get(i)).collect();
             let verdicts: Vec<Verdict> = rows.iter().map(|r| r.map_or(Verdict::Incomplete, |r| r.verdict)).collect();
+            let measures: Vec<_> = rows.iter().map(|r| r.and_then(|r| r.measure.as_ref())).collect();
             let per = rows
                 .iter()
                 .enumerate()
@@ -140,19 +150,44 @@ fn claim_rows(by_seed: &[SuiteOutcome]) -> Vec<(Vec<String>, serde_json::Value)>
                 .collect::<Vec<_>>()
                 .join("<br>");
             let holds = verdicts.iter().filter(|v| **v == Verdict::Replicated).count();
-            let v = over_seeds(&verdicts);
+            let graded = over_seeds(verdicts, &measures);
+            let spread = if graded.range.is_some() { graded.describe() } else { "–".into() };
             let md = vec![
                 format!("{}: {}", first.suite, first.rows[i].claim),
                 per,
-                "–".into(),
-                format!("{holds} of {} seeds", verdicts.len()),
-                v.label().into(),
+                spread,
+                format!("{holds} of {} seeds", graded.verdicts.len()),
+                graded.verdict.label().into(),
             ];
             let js = json!({"claim": first.rows[i].claim, "ours": rows.iter().map(|r| r.map(|r| &r.ours)).collect::<Vec<_>>(),
-                "verdicts": verdicts, "verdict": v});
-            (md, js)
+                "over_seeds": graded, "verdict": graded.verdict});
+            let (suite, claim) = (first.suite.clone(), first.rows[i].claim.clone());
+            (md, js, Graded { suite, claim, over_seeds: graded, whole_suite })
         })
         .collect()
+}
+
+/// Give each claim row of `outs` that was graded over seeds its verdict over seeds, and say in
+/// its text what the seeds found (the claims table is then graded over seeds). Where the seeds
+/// repeat only part of the suite, the row keeps its verdict on all of seed 0's runs and says
+/// what the seeds found on their subset.
+pub fn apply(outs: &mut [SuiteOutcome], graded: &[Graded]) {
+    for g in graded {
+        let Some(o) = outs.iter_mut().find(|o| o.suite == g.suite) else { continue };
+        let Some(row) = o.rows.iter_mut().find(|r| r.claim == g.claim) else { continue };
+        if !g.whole_suite {
+            let v = g.over_seeds.verdict.label();
+            row.ours = format!("{}; on the runs the seeds repeat: {} ({v})", row.ours, g.over_seeds.describe());
+            continue;
+        }
+        let seed0 = row.verdict;
+        row.verdict = g.over_seeds.verdict;
+        row.ours = format!("{}; {}", row.ours, g.over_seeds.describe());
+        if seed0 != row.verdict {
+            row.reason = format!("{}; graded over seeds (seed 0 alone: {})", row.reason, seed0.label());
+        }
+        row.over_seeds = Some(g.over_seeds.clone());
+    }
 }
 
 fn d_scaling(ctx: &Ctx, by_seed: &[Vec<RunData>]) -> Result<(Vec<String>, serde_json::Value, String)> {
@@ -252,17 +287,6 @@ fn t1_spread(by_seed: &[Vec<RunData>]) -> Vec<serde_json::Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn over_seeds_is_replicated_only_when_every_seed_is() {
-        use Verdict::*;
-        assert_eq!(over_seeds(&[Replicated, Replicated, Replicated]), Replicated);
-        assert_eq!(over_seeds(&[Replicated, NotReplicated, Replicated]), Differs);
-        assert_eq!(over_seeds(&[Differs, Differs]), Differs);
-        assert_eq!(over_seeds(&[NotReplicated, NotReplicated]), NotReplicated);
-        assert_eq!(over_seeds(&[Replicated, Incomplete]), Incomplete);
-        assert_eq!(over_seeds(&[]), Incomplete);
-    }
 
     #[test]
     fn a_claim_holding_for_some_seeds_only_differs_and_for_none_is_not_replicated() {

@@ -75,6 +75,8 @@ fn paper_canonical_sweep() -> Vec<RunSpec> {
 /// Where a paper-scale claim rests on a fit, the runs are repeated on init/order seeds 1 and 2
 /// (issue 17): the D sweep to K = 20 (the D-law and, from the same runs, the Δz lead) and fixed
 /// D = 10k. K = 25–36 are left at one seed: their 2–3·T1 runs would more than double the cost.
+/// The LR, batch and z-length suites, whose rows differed at seed 0, are seeded too (issue 35):
+/// their rows are graded over seeds (`seed_range.rs`).
 pub const PAPER_SEEDS: u32 = 3;
 pub const SEEDED_K: [usize; 8] = [3, 5, 7, 10, 13, 15, 17, 20];
 
@@ -83,6 +85,11 @@ fn paper_seeded(suite: &str) -> Option<Vec<RunSpec>> {
     match suite {
         "d-scaling" | "dz-lead" => Some(SEEDED_K.map(canonical).to_vec()),
         "fixed-d" => Some(fixed_d_runs(10).to_vec()),
+        // The suites whose rows differ at seed 0 (verdicts issue): all their runs, and of the
+        // plateau suite the z-length runs and the canonical runs seeded above.
+        "lr" => Some(paper_lr()),
+        "batch" => Some(paper_batch()),
+        "plateau" => Some(paper_plateau().into_iter().filter(|r| r.name != "canonical_k36").collect()),
         _ => None,
     }
 }
@@ -271,13 +278,16 @@ mod tests {
         assert_eq!(s1[7], sweep[7].seeded(1));
         let seeds = |n: &str, scale, given| suite(n).unwrap().seeds(scale, given);
         assert_eq!((seeds("d-scaling", Scale::Paper, None), seeds("fixed-d", Scale::Paper, None)), (3, 3));
-        assert_eq!((seeds("lr", Scale::Paper, None), seeds("d-scaling", Scale::Ci, None)), (1, 1));
-        assert_eq!((seeds("lr", Scale::Paper, Some(2)), seeds("d-scaling", Scale::Paper, Some(1))), (2, 1));
+        assert_eq!((seeds("linear", Scale::Paper, None), seeds("d-scaling", Scale::Ci, None)), (1, 1));
+        assert_eq!((seeds("lr", Scale::Paper, None), seeds("batch", Scale::Paper, None)), (3, 3), "they differed");
+        assert_eq!((seeds("z-sharing", Scale::Paper, Some(2)), seeds("d-scaling", Scale::Paper, Some(1))), (2, 1));
         assert_eq!(
-            names("lr", 1).len(),
-            suite("lr").unwrap().runs(Scale::Paper).len(),
+            names("z-sharing", 1).len(),
+            suite("z-sharing").unwrap().runs(Scale::Paper).len(),
             "--seeds on other suites: all runs"
         );
+        assert_eq!(names("lr", 1).len(), 5, "every η");
+        assert!(names("plateau", 2).iter().all(|n| n != "canonical_k36_s2"), "K = 36 is not seeded");
         assert_eq!(
             suite("d-scaling").unwrap().runs_at_seed(Scale::Ci, 1).len(),
             suite("d-scaling").unwrap().runs(Scale::Ci).len()

@@ -45,7 +45,7 @@ fn eta_ratio_row(
     match (at(lo), at(hi)) {
         (Some(a), Some(b)) => {
             let ratio = b as f64 / a as f64;
-            Row::new(
+            let row = Row::new(
                 claim,
                 paper,
                 format!("{name}({hi:e}) / {name}({lo:e}) = {b} / {a} = {ratio:.2}× over a {:.1}× η range", hi / lo),
@@ -55,7 +55,9 @@ fn eta_ratio_row(
             .with("eta", [lo, hi])
             .with(name, [a, b])
             .with("ratio", ratio)
-            .with("paper_ratio", paper_measures.then_some(paper::LR_T3_RATIO.value))
+            .with("paper_ratio", paper_measures.then_some(paper::LR_T3_RATIO.value));
+            let p = paper::LR_T3_RATIO.value;
+            if paper_measures { row.measured(&format!("{name} ratio"), &[ratio], (p, p)) } else { row }
         }
         _ => Row::incomplete(
             claim,
@@ -155,7 +157,8 @@ fn monotone_rows(runs: &[RunData], fit: Option<&super::stats::Fit>) -> Vec<Row> 
         .with("eta", etas(runs))
         .with("T3", &v)
         .with("slope", f)
-        .with("paper_slope", paper::LR_T3_SLOPE.value),
+        .with("paper_slope", paper::LR_T3_SLOPE.value)
+        .measured("T3 slope", &[f.slope], (paper::LR_T3_SLOPE.value, paper::LR_T3_SLOPE.value)),
         _ => Row::incomplete(claim2, paper2, list(|r| r.taus.t3)),
     };
     let claim3 = "Higher η also delays the plateau's end (T1)";

@@ -1,0 +1,225 @@
+//! A claim graded over init/order seeds against the paper's value: one run cannot tell a real
+//! disagreement from noise, so "differs" means the paper's value lies outside the range of
+//! windtunnel's per-seed figures. measure (each seed's figure, their range) → grade → render.
+
+use super::claims::{Measure, Verdict};
+use serde::Serialize;
+
+/// One claim over seeds: what each seed found, their range, and the verdict from both.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OverSeeds {
+    /// Each seed's verdict on its own runs (s0 first).
+    pub verdicts: Vec<Verdict>,
+    /// Each seed's figure(s); empty when the row grades no figure against the paper.
+    pub values: Vec<Vec<f64>>,
+    /// The figure's name, when the row has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure: Option<String>,
+    /// Min and max over every seed's figures.
+    pub range: Option<(f64, f64)>,
+    /// The paper's value (an interval; lo = hi for one number).
+    pub paper: Option<(f64, f64)>,
+    /// Whether the paper's interval meets the seeds' range.
+    pub paper_inside: Option<bool>,
+    pub verdict: Verdict,
+}
+
+/// The range of every seed's figures, or None if a seed has no figure or a non-finite one.
+pub fn seed_range(measures: &[Option<&Measure>]) -> Option<(f64, f64)> {
+    let mut all = vec![];
+    for m in measures {
+        let m = (*m)?;
+        if m.values.is_empty() || m.values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        all.extend(&m.values);
+    }
+    let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (!all.is_empty()).then_some((lo, hi))
+}
+
+/// Whether the paper's interval meets the seeds' range.
+pub fn paper_inside((lo, hi): (f64, f64), (p_lo, p_hi): (f64, f64)) -> bool {
+    p_lo <= hi && p_hi >= lo
+}
+
+/// Verdict without a figure to compare: replicated (or the finding) only when every seed agrees.
+pub fn by_agreement(v: &[Verdict]) -> Verdict {
+    if v.is_empty() || v.contains(&Verdict::Incomplete) {
+        Verdict::Incomplete
+    } else if v.iter().all(|x| *x == v[0]) {
+        v[0]
+    } else {
+        Verdict::Differs
+    }
+}
+
+/// The verdict over seeds. Incomplete while a seed is; replicated when every seed replicates,
+/// or when every seed points the paper's way and the paper's value lies inside the seeds' range
+/// (the disagreement is within seed noise); not replicated when no seed points the paper's way;
+/// differs otherwise — outside the range, or the seeds split on direction. Without a figure
+/// (`inside` None) the seeds must agree.
+pub fn grade(v: &[Verdict], inside: Option<bool>) -> Verdict {
+    if v.is_empty() || v.contains(&Verdict::Incomplete) {
+        return Verdict::Incomplete;
+    }
+    if v.iter().all(|x| *x == Verdict::Replicated) {
+        return Verdict::Replicated;
+    }
+    let Some(inside) = inside else { return by_agreement(v) };
+    let agree = v.iter().filter(|x| x.in_direction()).count();
+    match agree {
+        0 => Verdict::NotReplicated,
+        a if a == v.len() && inside => Verdict::Replicated,
+        _ => Verdict::Differs,
+    }
+}
+
+/// Measure and grade one claim from each seed's verdict and figure.
+pub fn over_seeds(verdicts: Vec<Verdict>, measures: &[Option<&Measure>]) -> OverSeeds {
+    let named = measures.iter().flatten().next();
+    let paper = named.map(|m| m.paper);
+    let range = seed_range(measures);
+    let inside = range.zip(paper).map(|(r, p)| paper_inside(r, p));
+    let values = measures.iter().map(|m| m.map_or(vec![], |m| m.values.clone())).collect();
+    let verdict = grade(&verdicts, inside);
+    OverSeeds { verdicts, values, measure: named.map(|m| m.name.clone()), range, paper, paper_inside: inside, verdict }
+}
+
+/// A figure at three significant digits or so ("3.6", "0.267", "47726").
+pub fn num(x: f64) -> String {
+    match x.abs() {
+        a if a >= 100.0 => format!("{x:.0}"),
+        a if a >= 10.0 => format!("{x:.1}"),
+        a if a >= 1.0 => format!("{x:.2}"),
+        _ => format!("{x:.3}"),
+    }
+}
+
+fn interval((lo, hi): (f64, f64)) -> String {
+    match (lo == hi, lo < 0.0) {
+        (true, _) => num(lo),
+        (false, false) => format!("{}–{}", num(lo), num(hi)),
+        (false, true) => format!("{} to {}", num(lo), num(hi)),
+    }
+}
+
+impl OverSeeds {
+    /// "T3 ratio over 3 seeds: 1.29 / 1.50 / 2.00; range 1.29–2.00; the paper's 3.60 lies outside it".
+    pub fn describe(&self) -> String {
+        let n = self.verdicts.len();
+        let unfinished: Vec<String> =
+            (0..n).filter(|&s| self.verdicts[s] == Verdict::Incomplete).map(|s| format!("s{s}")).collect();
+        let each: Vec<String> = self
+            .values
+            .iter()
+            .map(|v| if v.is_empty() { "–".into() } else { v.iter().map(|x| num(*x)).collect::<Vec<_>>().join(", ") })
+            .collect();
+        let name = self.measure.as_deref();
+        if !unfinished.is_empty() {
+            let shown = name.map_or(String::new(), |m| format!("{m}: {}; ", each.join(" / ")));
+            return format!("over {n} seeds: {shown}{} not finished", unfinished.join(", "));
+        }
+        let (Some(name), Some(range), Some(paper), Some(inside)) = (name, self.range, self.paper, self.paper_inside)
+        else {
+            let held = self.verdicts.iter().filter(|v| **v == Verdict::Replicated).count();
+            return format!("over {n} seeds: {held} replicate (no paper figure to place in the seeds' range)");
+        };
+        let side = if inside { "inside" } else { "outside" };
+        format!(
+            "{name} over {n} seeds: {}; range {}; the paper's {} lies {side} it",
+            each.join(" / "),
+            interval(range),
+            interval(paper)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Verdict::*;
+
+    fn m(values: &[f64], paper: (f64, f64)) -> Measure {
+        Measure { name: "r".into(), values: values.to_vec(), paper }
+    }
+
+    #[test]
+    fn the_range_spans_every_seeds_figures_and_needs_them_all() {
+        let (a, b) = (m(&[1.2, 1.9], (3.6, 3.6)), m(&[1.5], (3.6, 3.6)));
+        assert_eq!(seed_range(&[Some(&a), Some(&b)]), Some((1.2, 1.9)));
+        assert_eq!(seed_range(&[Some(&a), None]), None);
+        assert_eq!(seed_range(&[Some(&a), Some(&m(&[f64::NAN], (1.0, 1.0)))]), None);
+        assert_eq!(seed_range(&[Some(&a), Some(&m(&[], (1.0, 1.0)))]), None);
+    }
+
+    #[test]
+    fn the_paper_is_inside_when_its_interval_meets_the_range_edges_included() {
+        assert!(paper_inside((1.0, 2.0), (2.0, 2.0)));
+        assert!(paper_inside((1.0, 2.0), (1.0, 1.0)));
+        assert!(paper_inside((1.0, 2.0), (1.7, 4.4)));
+        assert!(paper_inside((1.0, 2.0), (0.5, 3.0)));
+        assert!(!paper_inside((1.0, 2.0), (2.01, 2.01)));
+        assert!(!paper_inside((1.04, 1.19), (1.7, 4.4)));
+        assert!(!paper_inside((1.0, 2.0), (0.2, 0.99)));
+    }
+
+    #[test]
+    fn every_seed_replicating_is_replicated_whatever_the_range() {
+        assert_eq!(grade(&[Replicated, Replicated, Replicated], Some(false)), Replicated);
+        assert_eq!(grade(&[Replicated, Replicated], None), Replicated);
+    }
+
+    #[test]
+    fn in_direction_everywhere_is_replicated_inside_the_range_and_differs_outside() {
+        assert_eq!(grade(&[Replicated, Differs, Differs], Some(true)), Replicated);
+        assert_eq!(grade(&[Differs, Differs, Differs], Some(true)), Replicated);
+        assert_eq!(grade(&[Replicated, Differs, Differs], Some(false)), Differs);
+        assert_eq!(grade(&[Differs, Differs, Differs], Some(false)), Differs);
+    }
+
+    #[test]
+    fn seeds_split_on_direction_differ_and_none_in_direction_is_not_replicated() {
+        assert_eq!(grade(&[Replicated, NotReplicated, Differs], Some(true)), Differs);
+        assert_eq!(grade(&[NotReplicated, NotReplicated, NotReplicated], Some(true)), NotReplicated);
+        assert_eq!(grade(&[NotReplicated, NotReplicated, NotReplicated], Some(false)), NotReplicated);
+        assert_eq!(grade(&[NotReplicated, NotReplicated], None), NotReplicated);
+    }
+
+    #[test]
+    fn an_unfinished_seed_or_no_seed_is_incomplete() {
+        assert_eq!(grade(&[Replicated, Incomplete, Replicated], Some(true)), Incomplete);
+        assert_eq!(grade(&[], Some(true)), Incomplete);
+    }
+
+    #[test]
+    fn without_a_figure_the_seeds_must_agree() {
+        assert_eq!(grade(&[FindingAgrees, FindingAgrees], None), FindingAgrees);
+        assert_eq!(grade(&[FindingAgrees, FindingDisagrees], None), Differs);
+        assert_eq!(grade(&[Differs, Replicated], None), Differs);
+    }
+
+    #[test]
+    fn over_seeds_places_the_paper_in_the_range_and_says_so() {
+        let (a, b, c) = (m(&[1.29], (3.6, 3.6)), m(&[2.0], (3.6, 3.6)), m(&[3.9], (3.6, 3.6)));
+        let o = over_seeds(vec![Differs, Differs, Replicated], &[Some(&a), Some(&b), Some(&c)]);
+        assert_eq!((o.range, o.paper_inside, o.verdict), (Some((1.29, 3.9)), Some(true), Replicated));
+        assert_eq!(
+            o.describe(),
+            "r over 3 seeds: 1.29 / 2.00 / 3.90; range 1.29–3.90; the paper's 3.60 lies inside it"
+        );
+        let (d0, d1) = (m(&[-0.011], (-0.004, -0.004)), m(&[0.026], (-0.004, -0.004)));
+        let o = over_seeds(vec![Replicated, Replicated], &[Some(&d0), Some(&d1)]);
+        assert!(o.describe().contains("range -0.011 to 0.026; the paper's -0.004 lies inside"), "{}", o.describe());
+        let o = over_seeds(vec![Differs, Differs], &[Some(&a), Some(&b)]);
+        assert_eq!((o.paper_inside, o.verdict), (Some(false), Differs));
+        assert!(o.describe().ends_with("the paper's 3.60 lies outside it"), "{}", o.describe());
+        let o = over_seeds(vec![Differs, Replicated], &[Some(&a), None]);
+        assert_eq!((o.range, o.verdict), (None, Differs));
+        assert_eq!(o.describe(), "over 2 seeds: 1 replicate (no paper figure to place in the seeds' range)");
+        let o = over_seeds(vec![Differs, Incomplete, Incomplete], &[Some(&a), None, None]);
+        assert_eq!(o.verdict, Incomplete);
+        assert_eq!(o.describe(), "over 3 seeds: r: 1.29 / – / –; s1, s2 not finished");
+    }
+}
