@@ -1,4 +1,5 @@
-//! Records the git revision (with a `-dirty` suffix for uncommitted changes) for run manifests,
+//! Records the git revision (with a `-dirty` suffix for uncommitted changes, untracked files
+//! included) for run manifests,
 //! and builds the paper's `configs/*.toml` into the binary (so a job on any node can resolve them).
 use std::process::Command;
 
@@ -9,7 +10,8 @@ fn git(args: &[&str]) -> Option<String> {
 
 fn main() {
     let rev = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    // Untracked files count: a new source file not yet committed is part of the build.
+    let dirty = git(&["status", "--porcelain"]).is_some_and(|s| !s.is_empty());
     println!("cargo:rustc-env=WINDTUNNEL_GIT_REV={rev}{}", if dirty { "-dirty" } else { "" });
     println!("cargo:rerun-if-changed=.git/HEAD");
     // A commit moves the branch ref, not HEAD (and need not rewrite the index).

@@ -32,6 +32,15 @@ fn straight(cfg: &RunConfig) -> (Model<f32>, Vec<Record>) {
     (tr.model, sink.records)
 }
 
+/// The records and what stopped the run.
+fn straight_stop(cfg: &RunConfig) -> (Vec<Record>, Option<String>) {
+    let m = Model::<f32>::init(&cfg.model, 42);
+    let mut tr = Trainer::new(cfg.clone(), m, Path::new(".")).unwrap();
+    let mut sink = MemorySink::default();
+    tr.run(&mut sink).unwrap();
+    (sink.records, tr.state.stopped)
+}
+
 fn strip(rs: &[Record]) -> Vec<Record> {
     rs.iter().map(without_timing).collect()
 }
@@ -75,7 +84,7 @@ fn interrupted_and_resumed_run_equals_a_straight_run() {
         // Session 2: resume from the last checkpoint and finish.
         let m = Model::<f32>::init(&cfg.model, 42);
         let mut tr = Trainer::new(cfg.clone(), m, Path::new(".")).unwrap();
-        let mut rd = RunDir::resume(&dir, &mut tr).unwrap();
+        let mut rd = RunDir::resume(&dir, &mut tr, false).unwrap();
         assert!(tr.state.step <= stop_at && tr.state.step > 0, "resumed at {}", tr.state.step);
         tr.run(&mut rd).unwrap();
         assert_eq!(tensor_hash(&tr.model.params), tensor_hash(&want.params), "stop at {stop_at}");
@@ -250,9 +259,12 @@ fn a_run_of_another_arithmetic_version_is_not_resumed() {
     assert!(out.status.success());
     let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
     assert!(manifest.contains(&format!("\"arithmetic\": {}", windtunnel::numerics::ARITHMETIC)), "{manifest}");
-    // The same run as a v1 build wrote it: no `arithmetic` field at all.
-    let v1: String = manifest.lines().filter(|l| !l.contains("\"arithmetic\"")).collect::<Vec<_>>().join("\n");
-    std::fs::write(dir.join("manifest.json"), v1).unwrap();
+    // The same run as a v1 build wrote it: no `arithmetic` field at all, and no segments.
+    let mut v1: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    for key in ["arithmetic", "segments"] {
+        v1.as_object_mut().unwrap().remove(key).expect(key);
+    }
+    std::fs::write(dir.join("manifest.json"), v1.to_string()).unwrap();
     let metrics = std::fs::read(dir.join("metrics.jsonl")).unwrap();
     let out = train(&["train", "--quiet", "--resume", dir.to_str().unwrap()]);
     assert!(!out.status.success());
@@ -328,8 +340,9 @@ fn stop_not_before_t4_holds_the_t1_rule_until_t4_and_stays_a_prefix() {
     let (_, full) = straight(&long);
     let t = windtunnel::train::tau::taus(&full, long.data.k);
     let (t1, t4) = (t.t1.expect("T1"), t.t4.expect("T4"));
-    let (_, plain) = straight(&small(&["train.max_steps=600", "train.lr=1e-2", "train.stop_at_t1_multiple=1.0"]));
-    let (_, held) = straight(&small(&[
+    let (plain, plain_why) =
+        straight_stop(&small(&["train.max_steps=600", "train.lr=1e-2", "train.stop_at_t1_multiple=1.0"]));
+    let (held, held_why) = straight_stop(&small(&[
         "train.max_steps=600",
         "train.lr=1e-2",
         "train.stop_at_t1_multiple=1.0",
@@ -343,4 +356,8 @@ fn stop_not_before_t4_holds_the_t1_rule_until_t4_and_stays_a_prefix() {
     );
     assert!(t4 > t1, "the fixture must have T4 after T1 for this test to mean anything (T1 {t1}, T4 {t4})");
     assert_eq!(strip(&held), strip(&full[..held.len()]));
+    // The stop reason says the T1 rule waited for T4, and only when it did.
+    assert_eq!(plain_why.as_deref(), Some(format!("stopped at 1·T1 (T1 = {t1})").as_str()));
+    let want = format!("stopped at 1·T1 (T1 = {t1}), held until T4 = {t4} (train.stop_not_before_t4)");
+    assert_eq!(held_why.as_deref(), Some(want.as_str()));
 }

@@ -31,6 +31,10 @@ pub struct Args {
     /// Delete an existing run directory and start over.
     #[arg(long)]
     force: bool,
+    /// With --resume: continue a run another revision trained so far (the manifest records the
+    /// segment each revision trained); by default that is refused.
+    #[arg(long)]
+    allow_other_revision: bool,
     #[command(flatten)]
     output: super::Output,
 }
@@ -39,6 +43,9 @@ pub struct Args {
 pub const DEFAULT_MARGIN: u64 = 1000;
 
 pub fn run(a: Args) -> Result<Outcome> {
+    if a.allow_other_revision && a.resume.is_none() {
+        return Err(Error::config("--allow-other-revision", "only with --resume <run directory>"));
+    }
     if let Some(dir) = &a.resume {
         let (cfg, dtype) = RunDir::read_config(dir)?;
         let dtype = dtype.parse::<Dtype>().map_err(|e| Error::format(dir, format!("manifest: {e}")))?;
@@ -51,8 +58,8 @@ pub fn run(a: Args) -> Result<Outcome> {
             )));
         }
         return match dtype {
-            Dtype::F32 => train::<f32>(cfg, dir, true, false, a.output),
-            Dtype::F64 => train::<f64>(cfg, dir, true, false, a.output),
+            Dtype::F32 => train::<f32>(cfg, dir, Open::Resume { other_revision: a.allow_other_revision }, a.output),
+            Dtype::F64 => train::<f64>(cfg, dir, Open::Resume { other_revision: a.allow_other_revision }, a.output),
         };
     }
     let mut overrides = a.set.clone();
@@ -66,13 +73,14 @@ pub fn run(a: Args) -> Result<Outcome> {
     };
     let out = a.out.clone().unwrap_or_else(|| Path::new("runs").join(name));
     match a.dtype.unwrap_or(Dtype::F32) {
-        Dtype::F32 => train::<f32>(cfg, &out, false, a.force, a.output),
-        Dtype::F64 => train::<f64>(cfg, &out, false, a.force, a.output),
+        Dtype::F32 => train::<f32>(cfg, &out, Open::Create { force: a.force }, a.output),
+        Dtype::F64 => train::<f64>(cfg, &out, Open::Create { force: a.force }, a.output),
     }
 }
 
-fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, out: super::Output) -> Result<Outcome> {
+fn train<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, out: super::Output) -> Result<Outcome> {
     let tc = &cfg.train;
+    let resume = matches!(open, Open::Resume { .. });
     out.note(format!(
         "{} {} K={} ({}; n_b={}, batch {}, lr {:e}, {:?}{}) → {}",
         if resume { "resuming" } else { "training" },
@@ -90,7 +98,6 @@ fn train<S: Scalar>(cfg: RunConfig, dir: &Path, resume: bool, force: bool, out: 
     let interactive = !quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
     let progress = Bar::new(interactive, quiet, crate::train::tau::Thresholds::new(cfg.data.k).ln_k, tc.eval_every);
     let bar = progress.bar.clone();
-    let open = if resume { Open::Resume } else { Open::Create { force } };
     // The one writer of the run (the lock `replicate` and Slurm tasks take too).
     let _lock = crate::train::lock::RunLock::acquire(dir)?;
     let result = run_session::<S>(cfg, dir, open, Box::new(progress));

@@ -3,13 +3,14 @@
 
 use super::claims::{Ctx, Key, Row, SuiteOutcome, Verdict, table};
 use super::plan::Plan;
+use super::provenance::{builds, provenance, segments, trained_by};
 use super::scaling;
 use super::stats::power_law;
 use super::suites::{Scale, Suite};
 use crate::error::{Error, Result};
 use serde::Serialize;
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Analyse one suite.
 /// The suite's claims on the runs as they stand.
@@ -183,6 +184,7 @@ pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
     let md = markdown(scale, plan.seeds, &trained_by(&builds), &outs, &mech)
         + &seeds.markdown
         + &provenance(&builds, &ctx.runs, plan.allow_mixed_arithmetic)?
+        + &segments(&ctx.runs)?
         + &config_drift(plan)?
         + &super::paper::markdown();
     let path = base.join("report.md");
@@ -247,79 +249,6 @@ pub fn verdict_table(report: &serde_json::Value) -> String {
         }
     }
     table(&["suite", "claim", "windtunnel", "verdict"], &rows)
-}
-
-/// The runs under a directory by the (arithmetic version, revision) that trained them.
-pub type Builds = std::collections::BTreeMap<(u32, String), Vec<String>>;
-
-pub fn builds(runs: &Path) -> Result<Builds> {
-    let mut by_version = Builds::new();
-    let entries = match std::fs::read_dir(runs) {
-        Ok(e) => e,
-        Err(_) => return Ok(by_version),
-    };
-    for e in entries.flatten() {
-        let dir = e.path();
-        if crate::train::layout::manifest(&dir).exists() {
-            let m = crate::train::rundir::Manifest::read(&dir)?;
-            let name = e.file_name().to_string_lossy().into_owned();
-            by_version.entry((m.arithmetic, m.git_revision)).or_default().push(name);
-        }
-    }
-    for names in by_version.values_mut() {
-        names.sort();
-    }
-    Ok(by_version)
-}
-
-/// One line for the top of the report: the build that trained every run, or how many did.
-pub fn trained_by(builds: &Builds) -> String {
-    let dirty = |rev: &str| if rev.ends_with("-dirty") { " — **built from uncommitted changes**" } else { "" };
-    match builds.keys().collect::<Vec<_>>()[..] {
-        [] => String::new(),
-        [(v, rev)] => format!("Every run was trained by revision `{rev}` (arithmetic v{v}){}.\n\n", dirty(rev)),
-        ref several => {
-            let revs: Vec<String> = several.iter().map(|(v, r)| format!("`{r}` (v{v}){}", dirty(r))).collect();
-            format!(
-                "**The runs were trained by {} builds** (Provenance lists which): {}.\n\n",
-                several.len(),
-                revs.join(", ")
-            )
-        }
-    }
-}
-
-/// Which arithmetic versions and revisions trained the runs under `runs` (one markdown section);
-/// runs of different arithmetic versions are flagged, since their numbers are not comparable bit
-/// for bit and a resumed run never mixes them.
-pub fn provenance(by_version: &Builds, runs: &Path, allow_mixed: bool) -> Result<String> {
-    let mut s = String::from("\n## Provenance\n\n");
-    let versions: std::collections::BTreeSet<u32> = by_version.keys().map(|k| k.0).collect();
-    if versions.len() > 1 && !allow_mixed {
-        let each: Vec<String> =
-            by_version.iter().map(|((v, rev), n)| format!("v{v} at {rev}: {}", n.join(", "))).collect();
-        return Err(Error::other(format!(
-            "{} holds runs of arithmetic versions {versions:?} ({}); their numbers are not one replication. Retrain the \
-             odd ones out, or pass --allow-mixed-arithmetic to write the report anyway (it says so at the top of \
-             its Provenance section)",
-            runs.display(),
-            each.join("; ")
-        )));
-    }
-    if versions.len() > 1 {
-        s += &format!(
-            "**Mixed arithmetic: these runs were trained under arithmetic versions {versions:?}; results of different versions \
-             are not one replication (docs/determinism.md, \"Versions\").**\n\n"
-        );
-    }
-    if by_version.is_empty() {
-        return Ok(String::new());
-    }
-    for ((v, rev), names) in by_version {
-        let dirty = if rev.ends_with("-dirty") { " — **built from uncommitted changes**" } else { "" };
-        s += &format!("- arithmetic v{v}, revision `{rev}`{dirty}: {} runs ({})\n", names.len(), names.join(", "));
-    }
-    Ok(s)
 }
 
 /// Runs on disk whose config.toml is not the one their suite asks for (trained by an older
@@ -421,38 +350,6 @@ pub fn markdown(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn provenance_flags_runs_of_two_arithmetic_versions() {
-        let runs = std::env::temp_dir().join(format!("wt_provenance_{}", std::process::id()));
-        let write = |name: &str, arithmetic: Option<u32>| {
-            let mut m = serde_json::to_value(crate::train::rundir::Manifest::current("f32")).unwrap();
-            match arithmetic {
-                Some(v) => m["arithmetic"] = json!(v),
-                None => drop(m.as_object_mut().unwrap().remove("arithmetic")),
-            }
-            std::fs::create_dir_all(runs.join(name)).unwrap();
-            std::fs::write(crate::train::layout::manifest(&runs.join(name)), m.to_string()).unwrap();
-        };
-        write("a", Some(2));
-        write("b", Some(2));
-        let one = provenance(&builds(&runs).unwrap(), &runs, false).unwrap();
-        assert_eq!(trained_by(&builds(&runs).unwrap()).matches("arithmetic v2").count(), 1);
-        assert!(one.contains("arithmetic v2") && one.contains("2 runs (a, b)") && !one.contains("Mixed"), "{one}");
-        write("old", None);
-        let e = provenance(&builds(&runs).unwrap(), &runs, false).unwrap_err().to_string();
-        assert!(
-            e.contains("{1, 2}") && e.contains("v1 at") && e.contains("old") && e.contains("--allow-mixed-arithmetic"),
-            "{e}"
-        );
-        let mixed = provenance(&builds(&runs).unwrap(), &runs, true).unwrap();
-        assert!(trained_by(&builds(&runs).unwrap()).starts_with("**The runs were trained by 2 builds**"));
-        assert!(
-            mixed.contains("Mixed arithmetic") && mixed.contains("arithmetic v1") && mixed.contains("(old)"),
-            "{mixed}"
-        );
-        std::fs::remove_dir_all(&runs).ok();
-    }
 
     fn outcome(suite: &str, rows: Vec<Row>) -> SuiteOutcome {
         SuiteOutcome {

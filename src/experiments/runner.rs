@@ -89,15 +89,24 @@ pub struct Done {
 /// Makes the progress sink of a run, given its name.
 pub type ProgressFactory<'a> = dyn Fn(&str) -> Box<dyn Progress> + Sync + 'a;
 
+/// How many runs at once, with how many threads each, and whether a run another revision
+/// started may be resumed.
+#[derive(Clone, Copy, Debug)]
+pub struct Execution {
+    pub jobs: usize,
+    pub threads: usize,
+    pub other_revision: bool,
+}
+
 /// Run every spec (deduplicated by name) `jobs` at a time with `threads` rayon threads each.
 pub fn execute(
     specs: &[RunSpec],
     configs: &Configs,
     runs: &Path,
-    jobs: usize,
-    threads: usize,
+    how: Execution,
     progress: &ProgressFactory<'_>,
 ) -> Vec<Done> {
+    let Execution { jobs, threads, other_revision } = how;
     let mut seen = std::collections::BTreeSet::new();
     let queue: VecDeque<RunSpec> = specs.iter().filter(|s| seen.insert(s.name.clone())).cloned().collect();
     let queue = Mutex::new(queue);
@@ -109,7 +118,7 @@ pub fn execute(
                 loop {
                     let Some(spec) = queue.lock().unwrap().pop_front() else { break };
                     let dir = runs.join(&spec.name);
-                    let outcome = pool.install(|| run_one(&spec, configs, &dir, progress));
+                    let outcome = pool.install(|| run_one(&spec, configs, &dir, other_revision, progress));
                     done.lock().unwrap().push(outcome);
                 }
             });
@@ -120,7 +129,13 @@ pub fn execute(
     out
 }
 
-fn run_one(spec: &RunSpec, configs: &Configs, dir: &Path, progress: &ProgressFactory<'_>) -> Done {
+fn run_one(
+    spec: &RunSpec,
+    configs: &Configs,
+    dir: &Path,
+    other_revision: bool,
+    progress: &ProgressFactory<'_>,
+) -> Done {
     let mk = |result, skipped| Done { name: spec.name.clone(), dir: dir.to_path_buf(), result, skipped };
     let cfg = match spec.resolve(configs) {
         Ok(c) => c,
@@ -140,7 +155,7 @@ fn run_one(spec: &RunSpec, configs: &Configs, dir: &Path, progress: &ProgressFac
         Status::Mismatch(m) => {
             return mk(Err(Error::other(format!("{m}; delete the directory or choose another --out"))), false);
         }
-        Status::Incomplete => Open::Resume,
+        Status::Incomplete => Open::Resume { other_revision },
         Status::Missing => Open::Create { force: true },
     };
     let result = run_session_dtype(cfg, crate::numerics::Dtype::F32, dir, open, progress(&spec.name));

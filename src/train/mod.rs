@@ -8,6 +8,7 @@ pub mod figure;
 pub mod inputs;
 pub mod layout;
 pub mod lock;
+pub mod manifest;
 pub mod record;
 pub mod rundir;
 pub mod session;

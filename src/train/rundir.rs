@@ -14,104 +14,7 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Provenance of a run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Manifest {
-    pub windtunnel_version: String,
-    pub git_revision: String,
-    /// [`crate::numerics::ARITHMETIC`] of the build that trained the run (absent before v2: 1).
-    #[serde(default = "arithmetic_v1")]
-    pub arithmetic: u32,
-    pub threads: usize,
-    /// Widest SIMD extension of this CPU, and the level the binary was compiled for.
-    pub simd_cpu: String,
-    pub simd_compiled: String,
-    /// CPU brand string and the kernels chosen for it (speed only; never the bits).
-    #[serde(default)]
-    pub cpu: String,
-    #[serde(default)]
-    pub kernels: String,
-    pub dtype: String,
-    pub command: Vec<String>,
-    pub started_unix_s: u64,
-    /// The resolved config the run started with, and the sha256 of each input file by config
-    /// key (absent in runs started before they were recorded): `--resume` checks both.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_toml: Option<String>,
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub inputs: std::collections::BTreeMap<String, String>,
-}
-
-fn arithmetic_v1() -> u32 {
-    1
-}
-
-/// The widest SIMD level of this CPU (`scalar`, `avx2+fma`, `avx512`).
-pub fn simd_cpu() -> String {
-    crate::numerics::simd::detected().name().into()
-}
-
-pub fn simd_compiled() -> String {
-    if cfg!(target_feature = "avx512f") {
-        "avx512f"
-    } else if cfg!(target_feature = "avx2") {
-        "avx2"
-    } else if cfg!(target_feature = "sse2") {
-        "sse2"
-    } else {
-        "baseline"
-    }
-    .into()
-}
-
-impl Manifest {
-    pub fn current(dtype: &str) -> Self {
-        Manifest {
-            windtunnel_version: env!("CARGO_PKG_VERSION").into(),
-            git_revision: env!("WINDTUNNEL_GIT_REV").into(),
-            arithmetic: crate::numerics::ARITHMETIC,
-            threads: rayon::current_num_threads(),
-            simd_cpu: simd_cpu(),
-            simd_compiled: simd_compiled(),
-            cpu: crate::numerics::simd::cpu_model(),
-            kernels: crate::numerics::kernel_summary(),
-            dtype: dtype.into(),
-            command: std::env::args().collect(),
-            started_unix_s: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0),
-            config_toml: None,
-            inputs: Default::default(),
-        }
-    }
-
-    /// `manifest.json` of the run directory `dir`.
-    pub fn read(dir: &Path) -> Result<Self> {
-        let mp = super::layout::manifest(dir);
-        let text = std::fs::read_to_string(&mp).map_err(|e| Error::io(&mp, e))?;
-        serde_json::from_str(&text).map_err(|e| Error::format(&mp, e.to_string()))
-    }
-
-    /// Refuse to continue a run trained under another arithmetic: its trajectory would mix two.
-    pub fn check_resumable(&self, dir: &Path) -> Result<()> {
-        let now = crate::numerics::ARITHMETIC;
-        if self.arithmetic == now {
-            return Ok(());
-        }
-        Err(Error::other(format!(
-            "{} was trained under arithmetic v{} (windtunnel {} at {}); this build computes arithmetic v{now}, so resuming \
-             would mix two arithmetics in one trajectory. Start the run over (--force), or finish it with a v{} build \
-             (git checkout {})",
-            dir.display(),
-            self.arithmetic,
-            self.windtunnel_version,
-            self.git_revision,
-            self.arithmetic,
-            self.git_revision.trim_end_matches("-dirty")
-        )))
-    }
-}
+pub use super::manifest::{Manifest, Segment, simd_compiled, simd_cpu};
 
 /// `summary.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -219,8 +122,7 @@ impl RunDir {
         write_atomic(&super::layout::config(path), cfg.to_toml().as_bytes())?;
         let mut m = Manifest::current(dtype);
         (m.config_toml, m.inputs) = (Some(cfg.to_toml()), super::inputs::hashes(cfg)?);
-        let manifest = serde_json::to_string_pretty(&m).unwrap();
-        write_atomic(&super::layout::manifest(path), manifest.as_bytes())?;
+        m.write(path)?;
         Self::open(path)
     }
 
@@ -235,16 +137,19 @@ impl RunDir {
         Ok((super::layout::read_config(path)?, Manifest::read(path)?.dtype))
     }
 
-    /// Reopen a run for resuming: load `resume.safetensors` into `trainer` and drop metric
-    /// records newer than the resumed step (they are regenerated identically).
-    pub fn resume<S: Scalar>(path: &Path, trainer: &mut Trainer<S>) -> Result<Self> {
-        let m = Manifest::read(path)?;
-        m.check_resumable(path)?;
+    /// Reopen a run for resuming: load `resume.safetensors` into `trainer`, drop metric
+    /// records newer than the resumed step (they are regenerated identically) and record the
+    /// new training segment. `other_revision`: allow a build of another revision to continue it.
+    pub fn resume<S: Scalar>(path: &Path, trainer: &mut Trainer<S>, other_revision: bool) -> Result<Self> {
+        let mut m = Manifest::read(path)?;
+        m.check_resumable(path, other_revision)?;
         super::inputs::check(path, &trainer.cfg, m.config_toml.as_deref(), &m.inputs)?;
         remove_orphan_temp_files(path);
         if !super::layout::resume(path).exists() {
             // Killed before its first resume state: starting over from step 0 gives the same bits.
             write_atomic(&super::layout::metrics(path), b"")?;
+            m.resumed(0);
+            m.write(path)?;
             return Self::open(path);
         }
         let hp = AdamWParams::of(&trainer.cfg.train);
@@ -255,6 +160,8 @@ impl RunDir {
             super::layout::read_metrics(path)?.into_iter().filter(|r| r.step <= state.step).collect();
         let text: String = kept.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect();
         write_atomic(&mp, text.as_bytes())?;
+        m.resumed(state.step);
+        m.write(path)?;
         trainer.restore(model, opt, state);
         Self::open(path)
     }

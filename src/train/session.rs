@@ -27,14 +27,15 @@ impl Progress for Silent {}
 pub enum Open {
     /// A new run; an existing non-empty directory is an error unless `force` (then replaced).
     Create { force: bool },
-    /// Continue the run in the directory from its last checkpoint.
-    Resume,
+    /// Continue the run in the directory from its last checkpoint; `other_revision`: even if
+    /// another revision trained it so far.
+    Resume { other_revision: bool },
 }
 
 /// Train `cfg` in `dir` with scalar type S and return the summary.
 pub fn run_session<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, progress: Box<dyn Progress>) -> Result<Summary> {
     let cfg = match open {
-        Open::Resume => super::inputs::against_run(cfg, dir),
+        Open::Resume { .. } => super::inputs::against_run(cfg, dir),
         Open::Create { .. } => super::inputs::absolute(cfg)?,
     };
     let (m, b) = (&cfg.model, cfg.train.batch_size);
@@ -44,7 +45,7 @@ pub fn run_session<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, progress: 
     let model = weights::init_model::<S>(&cfg.train.init, &cfg.model)?;
     let mut trainer = Trainer::new(cfg, model, Path::new("."))?;
     let mut rundir = match open {
-        Open::Resume => RunDir::resume(dir, &mut trainer)?,
+        Open::Resume { other_revision } => RunDir::resume(dir, &mut trainer, other_revision)?,
         Open::Create { force } => RunDir::create(dir, &trainer.cfg, S::NAME, force)?,
     };
     rundir.progress = progress;

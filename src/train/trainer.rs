@@ -192,21 +192,28 @@ impl<S: Scalar> Trainer<S> {
                 self.state.early_stop_count = 0;
             }
         }
-        if let (Some(margin), Some(t1)) = (tc.stop_after_t1, self.state.t1_step)
-            && r.step >= t1 + margin
-        {
-            self.state.stopped = Some(format!("stopped {margin} steps after T1 = {t1}"));
-        }
-        if let (Some(margin), Some(t1), Some(t2), Some(t3)) =
-            (tc.stop_after_taus, self.state.t1_step, self.state.t2_step, self.state.t3_end_step)
-            && r.step >= t1.max(t2).max(t3) + margin
-        {
-            self.state.stopped = Some(format!("stopped {margin} steps after T1 = {t1}, T2 = {t2}, T3 end = {t3}"));
-        }
-        if let (Some(m), Some(t1)) = (tc.stop_at_t1_multiple, self.state.t1_step)
-            && r.step as f64 >= m * t1 as f64
-        {
-            self.state.stopped = Some(format!("stopped at {m}·T1 (T1 = {t1})"));
+        let st = &self.state;
+        let rules = [
+            tc.stop_after_t1.zip(st.t1_step).map(|(m, t1)| (t1 + m, format!("stopped {m} steps after T1 = {t1}"))),
+            match (tc.stop_after_taus, st.t1_step, st.t2_step, st.t3_end_step) {
+                (Some(m), Some(t1), Some(t2), Some(t3)) => Some((
+                    t1.max(t2).max(t3) + m,
+                    format!("stopped {m} steps after T1 = {t1}, T2 = {t2}, T3 end = {t3}"),
+                )),
+                _ => None,
+            },
+            tc.stop_at_t1_multiple
+                .zip(st.t1_step)
+                .map(|(m, t1)| ((m * t1 as f64).ceil() as u64, format!("stopped at {m}·T1 (T1 = {t1})"))),
+        ];
+        // The last rule due wins (as before); a rule due before T4 that waited for it says so.
+        if let Some((due, why)) = rules.into_iter().flatten().rfind(|(due, _)| r.step >= *due) {
+            self.state.stopped = Some(match self.state.t4_step {
+                Some(t4) if tc.stop_not_before_t4 && due < t4 => {
+                    format!("{why}, held until T4 = {t4} (train.stop_not_before_t4)")
+                }
+                _ => why,
+            });
         }
     }
 
