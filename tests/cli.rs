@@ -120,7 +120,9 @@ fn replicate_works_from_any_directory_with_the_built_in_configs() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(stdout.lines().count(), 8, "8 plateau runs, none trained: {stdout}");
+    // 8 plateau runs and, at seeds 1 and 2, the 7 besides canonical K = 36 (none trained).
+    assert_eq!(stdout.lines().count(), 8 + 2 * 7, "{stdout}");
+    assert!(stdout.contains("--only zlen1_k10_s2\n") && !stdout.contains("canonical_k36_s1"), "{stdout}");
     assert!(stdout.lines().all(|l| l.contains(" replicate plateau --scale paper --out r --only ")), "{stdout}");
     // Edited configs: a directory without them is an error naming the file.
     let (code, _, err) =

@@ -67,7 +67,9 @@ fn every_results_command_speaks_json() {
     assert!(a["heads"].as_array().is_some_and(|h| !h.is_empty()), "{a}");
     let l =
         json(&["replicate", "plateau", "--scale", "paper", "--out", tmp("rep").to_str().unwrap(), "--list", "--json"]);
-    assert_eq!(l["units"].as_array().unwrap().len(), 8);
+    let units = l["units"].as_array().unwrap();
+    assert_eq!(units.len(), 8 + 2 * 7, "8 plateau runs, 7 of them at seeds 1 and 2");
+    assert!(units.iter().all(|u| u["state"] == "not_started" && u.get("hours_left").is_none()), "no rate measured yet");
 }
 
 #[test]

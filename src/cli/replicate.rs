@@ -2,7 +2,7 @@ use super::Outcome;
 use crate::error::{Error, Result};
 use crate::experiments::configs::Configs;
 use crate::experiments::plan::{Plan, State, shell_line};
-use crate::experiments::runner::{Done, execute};
+use crate::experiments::runner::{Done, Execution, execute};
 use crate::experiments::slurm::{self, SlurmOptions};
 use crate::experiments::suites::{SUITES, Scale, Suite, suite};
 use crate::train::record::Record;
@@ -69,6 +69,10 @@ pub struct Args {
     /// (it says so); by default such a report is refused.
     #[arg(long)]
     allow_mixed_arithmetic: bool,
+    /// Resume runs that another revision trained so far (each run's manifest records the
+    /// segment every revision trained); by default such a run is refused.
+    #[arg(long)]
+    allow_other_revision: bool,
     #[command(flatten)]
     slurm: SlurmArgs,
     /// `--json`: with --list, each unit, its command, state and steps; otherwise the report.json
@@ -132,6 +136,7 @@ pub fn run(a: Args) -> Result<Outcome> {
         seeds: a.seeds,
         only: a.only.clone(),
         allow_mixed_arithmetic: a.allow_mixed_arithmetic,
+        allow_other_revision: a.allow_other_revision,
     };
     if !a.only.is_empty() && !a.probes_only {
         check_only(&a.only, plan.unit_names(), "runs of the suites and the runs their probes read")?;
@@ -181,7 +186,11 @@ fn list(plan: &Plan, a: &Args) -> Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     for u in &units {
-        println!("{:<13} {:<26} {:<12} {}", u.kind, u.name, format!("{:?}", u.state), u.detail);
+        let eta = match (u.state, u.hours_left) {
+            (State::Finished, _) | (_, None) => String::new(),
+            (_, Some(h)) => format!("≈ {h:.1} h ({})", u.estimate),
+        };
+        println!("{:<13} {:<26} {:<12} {:<24} {}", u.kind, u.name, format!("{:?}", u.state), eta, u.detail);
     }
     let count = |s: State| units.iter().filter(|u| u.state == s).count();
     println!(
@@ -193,6 +202,14 @@ fn list(plan: &Plan, a: &Args) -> Result<Outcome> {
         count(State::Interrupted),
         count(State::NotStarted)
     );
+    let open: Vec<&_> = units.iter().filter(|u| u.kind == "train" && u.state != State::Finished).collect();
+    if !open.is_empty() {
+        let known: f64 = open.iter().filter_map(|u| u.hours_left).sum();
+        let unknown = open.iter().filter(|u| u.hours_left.is_none()).count();
+        let rest =
+            if unknown > 0 { format!(", and {unknown} runs with no measured rate to go by") } else { String::new() };
+        println!("training left: ≈ {known:.1} core-hours (one thread per run, at the finished runs' steps/s){rest}");
+    }
     Ok(Outcome::Ok)
 }
 
@@ -231,7 +248,8 @@ fn run_local(plan: &Plan, a: &Args) -> Result<Outcome> {
         runs_dir.display()
     ));
     let t0 = Instant::now();
-    let done = execute(&specs, &plan.configs, &runs_dir, jobs, threads, &|name| Box::new(Lines::new(name, out.quiet)));
+    let how = Execution { jobs, threads, other_revision: plan.allow_other_revision };
+    let done = execute(&specs, &plan.configs, &runs_dir, how, &|name| Box::new(Lines::new(name, out.quiet)));
     let failed = report_runs(&done, out);
     out.note(format!("runs finished in {:.0} s", t0.elapsed().as_secs_f64()));
     if a.runs_only || !a.only.is_empty() {

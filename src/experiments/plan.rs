@@ -22,6 +22,8 @@ pub struct Plan {
     pub only: Vec<String>,
     /// Write a report over runs of several arithmetic versions (flagged) instead of refusing.
     pub allow_mixed_arithmetic: bool,
+    /// Resume runs another revision trained so far (`--allow-other-revision`).
+    pub allow_other_revision: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -51,6 +53,11 @@ pub struct Unit {
     pub max_steps: u64,
     pub detail: String,
     pub command: Vec<String>,
+    /// Hours of training left, from measured steps/s (`estimate.rs`), and what that rests on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hours_left: Option<f64>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub estimate: String,
 }
 
 impl Plan {
@@ -107,6 +114,9 @@ impl Plan {
         if let Some(n) = self.seeds {
             a.extend(["--seeds".into(), n.to_string()]);
         }
+        if self.allow_other_revision {
+            a.push("--allow-other-revision".into());
+        }
         a.extend(self.configs.arg());
         a
     }
@@ -115,7 +125,14 @@ impl Plan {
     pub fn train_units(&self, bin: &Path) -> Result<Vec<Unit>> {
         let dir = self.runs_dir();
         let mut v = vec![];
-        for spec in self.specs().into_iter().filter(|s| self.selected(&s.name)) {
+        let mut rates = super::estimate::Rates::default();
+        let specs = self.specs();
+        for spec in &specs {
+            if let Ok(s) = crate::train::layout::read_summary(&dir.join(&spec.name)) {
+                rates.add(spec.resolve(&self.configs)?.train.batch_size, s.steps_per_s);
+            }
+        }
+        for spec in specs.into_iter().filter(|s| self.selected(&s.name)) {
             let cfg = spec.resolve(&self.configs)?;
             let run = dir.join(&spec.name);
             let (state, detail) = run_state(&run, status(&run, &cfg));
@@ -131,14 +148,22 @@ impl Plan {
             };
             let mut command = self.args(bin);
             command.extend(["--only".into(), spec.name.clone()]);
+            let step = last.map_or(0, |r| r.step);
+            let (hours_left, estimate) = match state {
+                State::Finished => (Some(0.0), String::new()),
+                _ => super::estimate::unit(&dir, &spec.name, step, cfg.train.max_steps, cfg.train.batch_size, &rates)
+                    .map_or((None, String::new()), |(h, why)| (Some(h), why)),
+            };
             v.push(Unit {
                 kind: "train".into(),
                 name: spec.name,
                 state,
-                step: last.map_or(0, |r| r.step),
+                step,
                 max_steps: cfg.train.max_steps,
                 detail,
                 command,
+                hours_left,
+                estimate,
             });
         }
         // `--only` lists (and trains) in the order given.
@@ -158,7 +183,9 @@ impl Plan {
                 command.splice(2..2 + self.suites.len(), [suite.to_string()]);
                 command.extend(["--probes-only".into(), "--only".into(), name.clone()]);
                 let state = if cache.exists() { State::Finished } else { State::NotStarted };
-                Unit { kind: suite.into(), name, state, step: 0, max_steps: 0, detail: String::new(), command }
+                let detail = String::new();
+                let (hours_left, estimate) = (None, String::new());
+                Unit { kind: suite.into(), name, state, step: 0, max_steps: 0, detail, command, hours_left, estimate }
             })
             .collect()
     }
@@ -207,6 +234,7 @@ mod tests {
             seeds,
             only: vec![],
             allow_mixed_arithmetic: false,
+            allow_other_revision: false,
         }
     }
 

@@ -70,6 +70,8 @@ pub fn submit(mut plan: Plan, o: &SlurmOptions, bin: &Path) -> Result<Vec<String
         max_steps: 0,
         detail: String::new(),
         command: report,
+        hours_left: None,
+        estimate: String::new(),
     };
     ctx.array("wt-report", "report.sh", &[&report_unit], &after, &mut ids)?;
     eprintln!(

@@ -1,0 +1,107 @@
+//! How long a plan's training units will take, from what the finished runs measured: a seeded
+//! run is expected to run as long as its seed-0 run did, at that run's steps/s; any other run up
+//! to its `max_steps`, at the median steps/s of the finished runs of its batch size.
+
+use crate::train::layout::read_summary;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The run a seeded run repeats: "lr_k20_eta3e-4" for "lr_k20_eta3e-4_s2".
+pub fn seed0_name(name: &str) -> &str {
+    match name.rsplit_once("_s") {
+        Some((base, s)) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
+    }
+}
+
+/// Hours for the steps from `done` to `expected` at `steps_per_s` (none left: 0).
+pub fn hours_left(expected: u64, done: u64, steps_per_s: f64) -> Option<f64> {
+    (steps_per_s > 0.0 && steps_per_s.is_finite()).then(|| expected.saturating_sub(done) as f64 / steps_per_s / 3600.0)
+}
+
+/// Median of the measured steps/s of finished runs, per batch size.
+#[derive(Default)]
+pub struct Rates(BTreeMap<usize, Vec<f64>>);
+
+impl Rates {
+    pub fn add(&mut self, batch: usize, steps_per_s: f64) {
+        if steps_per_s > 0.0 && steps_per_s.is_finite() {
+            self.0.entry(batch).or_default().push(steps_per_s);
+        }
+    }
+
+    pub fn median(&self, batch: usize) -> Option<f64> {
+        let mut v = self.0.get(&batch)?.clone();
+        v.sort_by(f64::total_cmp);
+        Some(if v.len() % 2 == 1 { v[v.len() / 2] } else { (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0 })
+    }
+}
+
+/// Hours left for the unfinished run `name` at `step`, and what the estimate rests on.
+pub fn unit(runs: &Path, name: &str, step: u64, max_steps: u64, batch: usize, rates: &Rates) -> Option<(f64, String)> {
+    let base = seed0_name(name);
+    if base != name
+        && let Ok(s) = read_summary(&runs.join(base))
+    {
+        return hours_left(s.steps, step, s.steps_per_s).map(|h| (h, format!("as {base}: {} steps", s.steps)));
+    }
+    let rate = rates.median(batch)?;
+    hours_left(max_steps, step, rate).map(|h| (h, format!("up to max_steps {max_steps}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seeded_run_names_its_seed_0_run_and_others_are_their_own() {
+        assert_eq!(seed0_name("lr_k20_eta3e-4_s2"), "lr_k20_eta3e-4");
+        assert_eq!(seed0_name("canonical_k20_s11"), "canonical_k20");
+        assert_eq!(seed0_name("canonical_k20"), "canonical_k20");
+        assert_eq!(seed0_name("batch_k20_b128_eta5e-4"), "batch_k20_b128_eta5e-4");
+        assert_eq!(seed0_name("odd_s"), "odd_s");
+        assert_eq!(seed0_name("zlen1_k10_sx"), "zlen1_k10_sx");
+    }
+
+    #[test]
+    fn hours_are_the_steps_left_over_the_rate() {
+        assert_eq!(hours_left(7200, 0, 2.0), Some(1.0));
+        assert_eq!(hours_left(7200, 3600, 1.0), Some(1.0));
+        assert_eq!(hours_left(100, 500, 1.0), Some(0.0), "past the expected length");
+        assert_eq!(hours_left(100, 0, 0.0), None);
+        assert_eq!(hours_left(100, 0, f64::NAN), None);
+    }
+
+    #[test]
+    fn the_rate_is_the_median_per_batch_size() {
+        let mut r = Rates::default();
+        for x in [3.0, 1.0, 2.0] {
+            r.add(128, x);
+        }
+        r.add(256, 1.0);
+        r.add(256, 2.0);
+        r.add(512, 0.0);
+        assert_eq!((r.median(128), r.median(256), r.median(512), r.median(64)), (Some(2.0), Some(1.5), None, None));
+    }
+
+    #[test]
+    fn a_seeded_run_is_estimated_from_its_seed_0_summary() {
+        let runs = std::env::temp_dir().join(format!("wt-estimate-{}", std::process::id()));
+        let base = runs.join("lr_a");
+        std::fs::create_dir_all(&base).unwrap();
+        let taus = serde_json::to_value(crate::train::tau::Taus::default()).unwrap();
+        let summary = serde_json::json!({"steps": 7200, "stopped": null, "k": 20, "d": 20000, "ln_k": 3.0,
+            "taus": taus, "plateau": null, "final_record": null, "train_seconds": 3600.0,
+            "eval_seconds": 0.0, "eval_overhead": 0.0, "steps_per_s": 2.0});
+        std::fs::write(base.join("summary.json"), summary.to_string()).unwrap();
+        let rates = Rates::default();
+        let (h, why) = unit(&runs, "lr_a_s1", 3600, 50_000, 128, &rates).expect("from lr_a");
+        assert_eq!((h, why.as_str()), (0.5, "as lr_a: 7200 steps"));
+        assert_eq!(unit(&runs, "lr_b_s1", 0, 50_000, 128, &rates), None, "no sibling, no measured rate");
+        let mut rates = Rates::default();
+        rates.add(128, 10.0);
+        let (h, _) = unit(&runs, "lr_b_s1", 0, 36_000, 128, &rates).unwrap();
+        assert_eq!(h, 1.0);
+        std::fs::remove_dir_all(&runs).ok();
+    }
+}
