@@ -79,7 +79,9 @@ fn ci_scale_replicates_the_direction_of_every_claim() {
     for s in ["batch", "snap"] {
         let rows = suite(&report, s)["rows"].as_array().unwrap();
         assert!(!rows.is_empty());
-        for row in rows.iter().filter(|r| !r["claim"].as_str().unwrap().contains("Token")) {
+        // The in-tokens rows are graded against the paper's stated 1.8×, which the author's own
+        // runs do not show either (0.90): at ci scale they are not replicated, so they are not asserted.
+        for row in rows.iter().filter(|r| !r["claim"].as_str().unwrap().contains("token normalisation")) {
             assert!(row["verdict"] == "Replicated" || row["verdict"] == "Differs", "{s}: {row}");
         }
     }

@@ -1,5 +1,6 @@
 pub mod compare;
 pub mod gradcheck;
+pub mod horizon;
 pub mod names;
 pub mod order;
 pub mod verify;

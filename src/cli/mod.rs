@@ -5,6 +5,7 @@ mod data;
 mod export;
 mod gradcheck;
 mod hashes;
+mod horizon;
 mod output;
 mod probe;
 mod replicate;
@@ -41,6 +42,8 @@ enum Command {
     Export(export::Args),
     /// Compare two safetensors files tensor by tensor (e.g. your port's export against windtunnel's).
     Verify(verify::Args),
+    /// How far a per-step trajectory comparison holds: a run trained twice, one parameter one ulp apart.
+    Horizon(horizon::Args),
     /// Time full training steps (forward, backward, AdamW, periodic eval).
     Bench(bench::Args),
     /// Print the golden tensor-bit hashes of the canonical fixture (logits, loss, gradients).
@@ -79,6 +82,7 @@ pub fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Export(a) => export::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Horizon(a) => horizon::run(a),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

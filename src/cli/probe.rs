@@ -136,17 +136,21 @@ fn print_snap(r: &snap::SnapReport) {
 
 fn print_attention(r: &attention::AttentionReport) {
     println!(
-        "{} checkpoints, {} examples; attention to z at the last probe step and onset:",
+        "{} checkpoints, {} examples; attention mass on z at the last probe step (in the author's units, \
+         mass / n_layers, beside it) and onset:",
         r.steps.len(),
         r.n_examples
     );
+    let n_layers = r.n_layers();
     for h in &r.heads {
+        let last = h.attention.last().copied();
         println!(
-            "  L{}H{} query {}: {}  onset {}",
+            "  L{}H{} query {}: {} ({})  onset {}",
             h.layer,
             h.head,
             h.query,
-            h.attention.last().map_or("–".into(), |a| format!("{a:.3}")),
+            last.map_or("–".into(), |a| format!("{a:.3}")),
+            last.map_or("–".into(), |a| format!("{:.3}", attention::author_units(a, n_layers))),
             h.onset.map_or("–".into(), |s| s.to_string())
         );
     }

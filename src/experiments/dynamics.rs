@@ -176,36 +176,7 @@ pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
             series.push(Series::line(format!("{} K={k}", r.cfg.data.task.name()), pts));
         }
     }
-    let claim = "Forward A→B (unambiguous, memorised) is slower than reverse (B,z)→A (shared group structure)";
-    let paper = paper::ASYMMETRY.quote;
-    let row = if ratios.is_empty() || pending || !unfinished.is_empty() {
-        let why = match unfinished.is_empty() {
-            true => String::new(),
-            false => format!(
-                "; at K = {} a run never reached its lag within its budget, so no ratio exists yet",
-                unfinished.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
-            ),
-        };
-        let seen = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / ");
-        Row::incomplete(claim, paper, format!("{} of {} K compared (az/bz {seen}){why}", ratios.len(), ks.len()))
-    } else {
-        let ours = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / ");
-        Row::new(
-            claim,
-            paper,
-            format!(
-                "lag ratio forward/reverse (az/bz) = {ours} (K = {})",
-                ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
-            ),
-            asymmetry_verdict(&ratios),
-            "lag = first step with first-target loss < 0.1 × its first logged value (the author's metric); ratio = \
-             forward lag / reverse lag (the paper: forward is slower); a run that never gets there leaves its K \
-             incomplete; replicated: every ratio 1.7–4.4×, differs: every ratio > 1×",
-        )
-        .with("k", &ks)
-        .with("lag_ratio", ratios.iter().map(|r| if r.is_finite() { Some(*r) } else { None }).collect::<Vec<_>>())
-        .measured("az/bz lag ratio per K", &ratios, ASYMMETRY_BAND)
-    };
+    let row = asymmetry_row(&ks, &ratios, pending, &unfinished);
     let p = LinePlot {
         title: "Forward vs reverse: first-target loss".into(),
         x_label: "step".into(),
@@ -232,6 +203,41 @@ pub fn lag_ratio(forward: Option<u64>, reverse: Option<u64>) -> Option<f64> {
     match (forward, reverse) {
         (Some(f), Some(r)) if r > 0 => Some(f as f64 / r as f64),
         _ => None,
+    }
+}
+
+/// The asymmetry row from the lag ratios of the K compared (forward / reverse): incomplete while
+/// a run trains (`pending`), or when at some K (`unfinished`) a finished run never reached its lag.
+pub fn asymmetry_row(ks: &[usize], ratios: &[f64], pending: bool, unfinished: &[usize]) -> Row {
+    let claim = "Forward A→B (unambiguous, memorised) is slower than reverse (B,z)→A (shared group structure)";
+    let paper = paper::ASYMMETRY.quote;
+    if ratios.is_empty() || pending || !unfinished.is_empty() {
+        let why = match unfinished.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; at K = {} a run never reached its lag within its budget, so no ratio exists yet",
+                unfinished.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        let seen = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / ");
+        Row::incomplete(claim, paper, format!("{} of {} K compared (az/bz {seen}){why}", ratios.len(), ks.len()))
+    } else {
+        let ours = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / ");
+        Row::new(
+            claim,
+            paper,
+            format!(
+                "lag ratio forward/reverse (az/bz) = {ours} (K = {})",
+                ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+            asymmetry_verdict(ratios),
+            "lag = first step with first-target loss < 0.1 × its first logged value (the author's metric); ratio = \
+             forward lag / reverse lag (the paper: forward is slower); a run that never gets there leaves its K \
+             incomplete; replicated: every ratio 1.7–4.4×, differs: every ratio > 1×",
+        )
+        .with("k", ks)
+        .with("lag_ratio", ratios.iter().map(|r| if r.is_finite() { Some(*r) } else { None }).collect::<Vec<_>>())
+        .measured("az/bz lag ratio per K", ratios, ASYMMETRY_BAND)
     }
 }
 
@@ -352,6 +358,25 @@ pub fn z_sharing(ctx: &Ctx) -> Result<SuiteOutcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_asymmetry_k_that_never_reached_its_lag_leaves_the_row_incomplete_not_infinitely_slow() {
+        let row = asymmetry_row(&[5, 10, 20], &[1.19, 1.04], false, &[20]);
+        assert_eq!(row.verdict, Verdict::Incomplete);
+        assert!(row.reason.contains("2 of 3 K compared (az/bz 1.19 / 1.04)"), "{}", row.reason);
+        assert!(row.reason.contains("at K = 20 a run never reached its lag"), "{}", row.reason);
+        assert_eq!(row.measure, None, "no figure to grade over seeds");
+        let training = asymmetry_row(&[5, 10], &[1.19], true, &[]);
+        assert_eq!(training.verdict, Verdict::Incomplete);
+        assert!(!training.reason.contains("never reached"), "{}", training.reason);
+        assert_eq!(asymmetry_row(&[], &[], false, &[]).verdict, Verdict::Incomplete);
+        // Every K compared: graded, with the ratios as the figure.
+        let done = asymmetry_row(&[5, 10, 20], &[1.19, 1.04, 2.0], false, &[]);
+        assert_eq!(done.verdict, Verdict::Differs);
+        assert_eq!(done.measure.as_ref().map(|m| m.values.clone()), Some(vec![1.19, 1.04, 2.0]));
+        assert_eq!(asymmetry_row(&[5, 10], &[1.8, 4.0], false, &[]).verdict, Verdict::Replicated);
+        assert_eq!(asymmetry_row(&[5, 10], &[1.8, 0.9], false, &[]).verdict, Verdict::NotReplicated);
+    }
 
     #[test]
     fn the_dz_lead_differs_between_a_tenth_and_the_papers_band() {

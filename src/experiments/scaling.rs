@@ -203,12 +203,41 @@ fn plateau_figures(ctx: &Ctx, runs: &[RunData]) -> Result<Vec<String>> {
         ..Default::default()
     };
     let mut figures = vec![ctx.figure("plateau_zlen.svg", &line_plot(&zplot)?)?];
+    figures.push(ctx.figure("plateau_windows.svg", &line_plot(&window_plot(runs))?)?);
     for r in runs.iter().filter(|r| plateau_of(&r.records, r.k(), r.taus.t1).is_some()) {
         if !is_zlen(r) || r.cfg.data.z_length == 2 {
             figures.push(ctx.figure(&format!("loss_{}.svg", r.name), &line_plot(&loss_curve(r))?)?);
         }
     }
     Ok(figures)
+}
+
+/// The plateau height of the z-length runs in both windows against z length: the graded one
+/// (the author's steps 100–500) and the median over [0.2·T1, 0.8·T1], with the author's values.
+fn window_plot(runs: &[RunData]) -> LinePlot {
+    let (mut early, mut median) = (vec![], vec![]);
+    for r in runs.iter().filter(|r| is_zlen(r)) {
+        let z = r.cfg.data.z_length as f64;
+        if let Some(e) = early_candidate_over_ln_k(&r.records, r.ln_k()) {
+            early.push((z, e));
+        }
+        if let Some(c) = plateau_of(&r.records, r.k(), r.taus.t1).and_then(|p| p.candidate_over_ln_k) {
+            median.push((z, c));
+        }
+    }
+    let author = paper::PLATEAU_OVER_LN_K.value.iter().enumerate().map(|(i, v)| (i as f64 + 1.0, *v)).collect();
+    LinePlot {
+        title: "Plateau height by window (K = 10): steps 100–500 is graded, the T1 window is shown".into(),
+        x_label: "z length".into(),
+        y_label: "candidate loss / ln K".into(),
+        series: vec![
+            Series::points("steps 100–500 (graded, the author's window)", early),
+            Series::points("median over [0.2·T1, 0.8·T1]", median),
+            Series::points("author (steps 100–500)", author),
+        ],
+        hlines: vec![(1.0, "ln K".into())],
+        ..Default::default()
+    }
 }
 
 pub fn plateau(ctx: &Ctx) -> Result<SuiteOutcome> {

@@ -2,6 +2,10 @@
 //! probe reads query position 11 (the a1 token, which predicts a2); the position that produces
 //! a1's logit is 10. Both are reported (ambiguity A11). Head onset: the first probe step whose
 //! attention exceeds 1.5× the mean of the first five probe steps.
+//!
+//! windtunnel reports the attention *mass* on z. The author's `attention_to_z.py` counts its
+//! samples inside the layer loop, so it divides by n_layers × N: its values are the mass over
+//! n_layers (¼ here). [`author_units`] converts; onsets, ratios to a baseline, do not change.
 
 use super::run::RunView;
 use crate::error::Result;
@@ -25,6 +29,18 @@ pub struct AttentionReport {
     pub steps: Vec<u64>,
     pub n_examples: usize,
     pub heads: Vec<HeadTrace>,
+}
+
+/// A mass on z in the author's units (his probe's mean over n_layers × N samples).
+pub fn author_units(mass: f64, n_layers: usize) -> f64 {
+    mass / n_layers as f64
+}
+
+impl AttentionReport {
+    /// The model's layer count, from the traced heads.
+    pub fn n_layers(&self) -> usize {
+        self.heads.iter().map(|h| h.layer + 1).max().unwrap_or(1)
+    }
 }
 
 /// Mean attention mass on z from query `q(b) = target_start + dq` (dq ∈ {−1, 0}), per (layer, head).
@@ -105,4 +121,18 @@ pub fn run_attention(run: &RunView, steps: Option<Vec<u64>>, n_examples: usize) 
     };
     run.write_figure("attention.svg", &line_plot(&p)?)?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_authors_units_are_the_mass_over_the_layer_count() {
+        assert_eq!(author_units(0.79, 4), 0.1975);
+        assert_eq!(author_units(1.0, 1), 1.0);
+        let trace = |layer| HeadTrace { layer, head: 0, query: 11, attention: vec![], onset: None };
+        let r = AttentionReport { steps: vec![], n_examples: 0, heads: vec![trace(0), trace(3), trace(1)] };
+        assert_eq!(r.n_layers(), 4);
+    }
 }
