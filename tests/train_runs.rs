@@ -361,3 +361,16 @@ fn stop_not_before_t4_holds_the_t1_rule_until_t4_and_stays_a_prefix() {
     let want = format!("stopped at 1·T1 (T1 = {t1}), held until T4 = {t4} (train.stop_not_before_t4)");
     assert_eq!(held_why.as_deref(), Some(want.as_str()));
 }
+
+#[test]
+fn stop_after_lag_stops_that_many_steps_after_the_first_target_loss_falls_tenfold() {
+    let (full, _) = straight_stop(&small(&["train.max_steps=600", "train.lr=1e-2"]));
+    let first = full[0].first_target_loss;
+    let lag = full.iter().find(|r| r.first_target_loss < 0.1 * first).expect("the fixture learns").step;
+    assert!(lag > full[0].step && lag + 50 < 600, "the fixture must reach its lag early (lag {lag})");
+    let (held, why) = straight_stop(&small(&["train.max_steps=600", "train.lr=1e-2", "train.stop_after_lag=50"]));
+    assert_eq!(held.last().unwrap().step, lag + 50, "evals every 5 steps: the first at lag + 50");
+    assert_eq!(strip(&held), strip(&full[..held.len()]), "a stopped run is a prefix of the full one");
+    let want = format!("stopped 50 steps after the lag (first-target loss < 0.1 × its first value) at {lag}");
+    assert_eq!(why.as_deref(), Some(want.as_str()));
+}

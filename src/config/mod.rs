@@ -59,6 +59,9 @@ pub struct TrainConfig {
     /// Stop this many steps after T1, T2 and the end of the T3 window have all been seen: every
     /// waiting time is then known, and the run is a prefix of the full-length one.
     pub stop_after_taus: Option<u64>,
+    /// Stop this many steps after the lag: the first eval whose first-target loss is below
+    /// 0.1 × the first logged one (the asymmetry metric, any task).
+    pub stop_after_lag: Option<u64>,
     /// Hold every stopping rule above until T4 (first-target loss < 0.9·ln K) has been seen:
     /// the Δz-lead claim needs T4 of every run, which can come after 2·T1 at large K.
     pub stop_not_before_t4: bool,
@@ -90,6 +93,7 @@ impl Default for TrainConfig {
             stop_after_t1: None,
             stop_at_t1_multiple: None,
             stop_after_taus: None,
+            stop_after_lag: None,
             stop_not_before_t4: false,
         }
     }

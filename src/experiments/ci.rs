@@ -130,7 +130,7 @@ pub fn probed() -> Vec<RunSpec> {
 }
 
 pub fn asymmetry() -> Vec<RunSpec> {
-    ["bz_to_a", "az_to_b"]
+    ["bz_to_a", "a_to_b", "az_to_b"]
         .iter()
         .flat_map(|t| {
             [5, 10].map(|k| {

@@ -7,7 +7,7 @@ use super::scaling::{SEED, outcome};
 use super::stats::{Fit, mean_std, power_law};
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
-use crate::task::{TaskKind, ZSharing};
+use crate::task::ZSharing;
 use serde_json::json;
 
 /// The two Δz-lead rows from the runs and, for those with both onsets, lead / T4, K and the lead.
@@ -138,123 +138,6 @@ pub fn dz_lead_verdict(mean: f64) -> Verdict {
     Verdict::grade(mean > 0.1, (mean - paper::DZ_LEAD.value.0).abs() <= 0.15)
 }
 
-/// `analyze_k_sweep.py::compute_lag_metric`: first step with first-target loss below a tenth
-/// of its first logged value.
-pub fn lag(r: &RunData) -> Option<u64> {
-    let first = r.records.first()?.first_target_loss;
-    r.records.iter().find(|x| x.first_target_loss < 0.1 * first).map(|x| x.step)
-}
-
-pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = ctx.load("asymmetry")?;
-    let mut ks: Vec<usize> = runs.iter().map(|r| r.k()).collect();
-    ks.sort();
-    ks.dedup();
-    let (mut ratios, mut detail, mut series) = (vec![], vec![], vec![]);
-    let (mut pending, mut unfinished) = (false, vec![]);
-    for &k in &ks {
-        let get = |t: TaskKind| runs.iter().find(|r| r.k() == k && r.cfg.data.task == t);
-        let (Some(bz), Some(az)) = (get(TaskKind::BzToA), get(TaskKind::AzToB)) else { continue };
-        let (lb, la) = (lag(bz), lag(az));
-        let ratio = match lag_ratio(la, lb) {
-            Some(r) if bz.complete && az.complete => {
-                ratios.push(r);
-                format!("{r:.2}")
-            }
-            _ if !(bz.complete && az.complete) => {
-                pending = true;
-                "–".into()
-            }
-            _ => {
-                unfinished.push(k);
-                "not reached (longer budget needed)".into()
-            }
-        };
-        detail.push(vec![k.to_string(), bz.show(lb), az.show(la), ratio]);
-        for r in [bz, az] {
-            let pts = r.records.iter().map(|x| (x.step as f64, x.first_target_loss)).collect();
-            series.push(Series::line(format!("{} K={k}", r.cfg.data.task.name()), pts));
-        }
-    }
-    let row = asymmetry_row(&ks, &ratios, pending, &unfinished);
-    let p = LinePlot {
-        title: "Forward vs reverse: first-target loss".into(),
-        x_label: "step".into(),
-        y_label: "first-target loss (nats)".into(),
-        series,
-        log_y: true,
-        ..Default::default()
-    };
-    let figures = vec![ctx.figure("asymmetry.svg", &line_plot(&p)?)?];
-    let mut o = outcome(
-        "asymmetry",
-        &runs,
-        vec![row],
-        figures,
-        table(&["K", "lag bz→a (reverse)", "lag az→b (forward)", "ratio az/bz"], &detail),
-    );
-    o.data = json!({"ratios": ratios});
-    Ok(o)
-}
-
-/// Forward lag / reverse lag of one K (the paper's direction: > 1 when the forward task A → B
-/// is the slower one); None when either run never reached its lag (no ratio exists).
-pub fn lag_ratio(forward: Option<u64>, reverse: Option<u64>) -> Option<f64> {
-    match (forward, reverse) {
-        (Some(f), Some(r)) if r > 0 => Some(f as f64 / r as f64),
-        _ => None,
-    }
-}
-
-/// The asymmetry row from the lag ratios of the K compared (forward / reverse): incomplete while
-/// a run trains (`pending`), or when at some K (`unfinished`) a finished run never reached its lag.
-pub fn asymmetry_row(ks: &[usize], ratios: &[f64], pending: bool, unfinished: &[usize]) -> Row {
-    let claim = "Forward A→B (unambiguous, memorised) is slower than reverse (B,z)→A (shared group structure)";
-    let paper = paper::ASYMMETRY.quote;
-    if ratios.is_empty() || pending || !unfinished.is_empty() {
-        let why = match unfinished.is_empty() {
-            true => String::new(),
-            false => format!(
-                "; at K = {} a run never reached its lag within its budget, so no ratio exists yet",
-                unfinished.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
-            ),
-        };
-        let seen = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / ");
-        Row::incomplete(claim, paper, format!("{} of {} K compared (az/bz {seen}){why}", ratios.len(), ks.len()))
-    } else {
-        let ours = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / ");
-        Row::new(
-            claim,
-            paper,
-            format!(
-                "lag ratio forward/reverse (az/bz) = {ours} (K = {})",
-                ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
-            ),
-            asymmetry_verdict(ratios),
-            "lag = first step with first-target loss < 0.1 × its first logged value (the author's metric); ratio = \
-             forward lag / reverse lag (the paper: forward is slower); a run that never gets there leaves its K \
-             incomplete; replicated: every ratio 1.7–4.4×, differs: every ratio > 1×",
-        )
-        .with("k", ks)
-        .with("lag_ratio", ratios.iter().map(|r| if r.is_finite() { Some(*r) } else { None }).collect::<Vec<_>>())
-        .measured("az/bz lag ratio per K", ratios, ASYMMETRY_BAND)
-    }
-}
-
-/// The paper's forward/reverse slowdown: 1.7–4.4×.
-pub const ASYMMETRY_BAND: (f64, f64) = (1.7, 4.4);
-
-/// Replicated when the forward task is slower at every K by the paper's 1.7–4.4× (ratios are
-/// forward / reverse); differs when it is slower by another factor; not replicated when it is
-/// not slower at some K.
-pub fn asymmetry_verdict(ratios: &[f64]) -> Verdict {
-    let (lo, hi) = ASYMMETRY_BAND;
-    Verdict::grade(
-        !ratios.is_empty() && ratios.iter().all(|&r| r > 1.0),
-        ratios.iter().all(|&r| (lo..=hi).contains(&r)),
-    )
-}
-
 /// Number of z-sets G of a run (shared = 1, private = n_b).
 pub fn groups(r: &RunData) -> usize {
     match r.cfg.data.z_sharing {
@@ -359,23 +242,12 @@ pub fn z_sharing(ctx: &Ctx) -> Result<SuiteOutcome> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_asymmetry_k_that_never_reached_its_lag_leaves_the_row_incomplete_not_infinitely_slow() {
-        let row = asymmetry_row(&[5, 10, 20], &[1.19, 1.04], false, &[20]);
-        assert_eq!(row.verdict, Verdict::Incomplete);
-        assert!(row.reason.contains("2 of 3 K compared (az/bz 1.19 / 1.04)"), "{}", row.reason);
-        assert!(row.reason.contains("at K = 20 a run never reached its lag"), "{}", row.reason);
-        assert_eq!(row.measure, None, "no figure to grade over seeds");
-        let training = asymmetry_row(&[5, 10], &[1.19], true, &[]);
-        assert_eq!(training.verdict, Verdict::Incomplete);
-        assert!(!training.reason.contains("never reached"), "{}", training.reason);
-        assert_eq!(asymmetry_row(&[], &[], false, &[]).verdict, Verdict::Incomplete);
-        // Every K compared: graded, with the ratios as the figure.
-        let done = asymmetry_row(&[5, 10, 20], &[1.19, 1.04, 2.0], false, &[]);
-        assert_eq!(done.verdict, Verdict::Differs);
-        assert_eq!(done.measure.as_ref().map(|m| m.values.clone()), Some(vec![1.19, 1.04, 2.0]));
-        assert_eq!(asymmetry_row(&[5, 10], &[1.8, 4.0], false, &[]).verdict, Verdict::Replicated);
-        assert_eq!(asymmetry_row(&[5, 10], &[1.8, 0.9], false, &[]).verdict, Verdict::NotReplicated);
+    fn run(k: usize, onset: Option<u64>, t4: Option<u64>, complete: bool, last: u64) -> RunData {
+        let mut cfg = crate::config::RunConfig::default();
+        (cfg.data.k, cfg.train.max_steps) = (k, 1000);
+        let taus = crate::train::tau::Taus { dz_onset: onset, t4, ..Default::default() };
+        let records = vec![crate::train::record::Record { step: last, ..Default::default() }];
+        RunData { name: format!("k{k}"), dir: "/x".into(), cfg, records, taus, complete, train_seconds: 0.0 }
     }
 
     #[test]
@@ -389,24 +261,6 @@ mod tests {
         assert_eq!(dz_lead_verdict(0.11), Verdict::Differs);
         assert_eq!(dz_lead_verdict(0.1), Verdict::NotReplicated, "no lead worth the name");
         assert_eq!(dz_lead_verdict(-0.2), Verdict::NotReplicated, "Δz after the loss");
-    }
-
-    #[test]
-    fn the_lag_ratio_is_forward_over_reverse_and_absent_when_a_run_never_got_there() {
-        assert_eq!(lag_ratio(Some(300), Some(100)), Some(3.0), "forward 3x slower: ratio 3");
-        assert_eq!(lag_ratio(Some(100), Some(300)), Some(1.0 / 3.0));
-        assert_eq!(lag_ratio(None, Some(100)), None, "never reached: no ratio, not infinitely slow");
-        assert_eq!(lag_ratio(Some(100), None), None);
-        assert_eq!(lag_ratio(Some(100), Some(0)), None);
-    }
-
-    /// A run of K that logged up to `last` (of max_steps 1000).
-    fn run(k: usize, onset: Option<u64>, t4: Option<u64>, complete: bool, last: u64) -> RunData {
-        let mut cfg = crate::config::RunConfig::default();
-        (cfg.data.k, cfg.train.max_steps) = (k, 1000);
-        let taus = crate::train::tau::Taus { dz_onset: onset, t4, ..Default::default() };
-        let records = vec![crate::train::record::Record { step: last, ..Default::default() }];
-        RunData { name: format!("k{k}"), dir: "/x".into(), cfg, records, taus, complete, train_seconds: 0.0 }
     }
 
     #[test]
@@ -449,18 +303,5 @@ mod tests {
         assert!(row.ours.contains("G = 1"), "{}", row.ours);
         stuck[0] = p(1, None, false);
         assert_eq!(z_sharing_row(&stuck).0.verdict, Verdict::Incomplete, "still training");
-    }
-
-    #[test]
-    fn asymmetry_needs_the_forward_task_slower_at_every_k() {
-        assert_eq!(asymmetry_verdict(&[1.7, 2.5, 4.4]), Verdict::Replicated, "both band edges inside");
-        assert_eq!(asymmetry_verdict(&[1.69, 2.0]), Verdict::Differs, "just below the band");
-        assert_eq!(asymmetry_verdict(&[4.41, 2.0]), Verdict::Differs, "just above the band");
-        assert_eq!(asymmetry_verdict(&[1.06, 2.0]), Verdict::Differs);
-        assert_eq!(asymmetry_verdict(&[1.0, 2.0]), Verdict::NotReplicated, "equal speed is no asymmetry");
-        // The committed K = 5, 10 lags (bz/az 0.84, 0.96) read in the paper's direction.
-        assert_eq!(asymmetry_verdict(&[1.0 / 0.84, 1.0 / 0.96]), Verdict::Differs);
-        assert_eq!(asymmetry_verdict(&[0.94, 2.0]), Verdict::NotReplicated, "reverse slower at one K");
-        assert_eq!(asymmetry_verdict(&[]), Verdict::NotReplicated);
     }
 }

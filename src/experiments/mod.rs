@@ -1,6 +1,7 @@
 //! Replication of the paper's claims: suites of runs, running them, and their analysis into a
 //! claims report.
 
+pub mod asymmetry;
 pub mod batch;
 pub mod ci;
 pub mod claims;

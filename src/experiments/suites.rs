@@ -15,7 +15,7 @@
 
 use super::claims::{Ctx, SuiteOutcome};
 use super::runner::RunSpec;
-use super::{batch, ci, d_scaling, dynamics, hessian_claims, linear_claims, probe_claims, scaling, sweeps};
+use super::{asymmetry, batch, ci, d_scaling, dynamics, hessian_claims, linear_claims, probe_claims, scaling, sweeps};
 use crate::error::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,8 +112,18 @@ fn paper_probed() -> Vec<RunSpec> {
     vec![canonical(10), canonical(20)]
 }
 
+/// The reverse task and both readings of the forward one, K = 5, 10, 20, on the launch script's
+/// cosine config but with a 20k-step budget (its 5000 steps are too short for K = 20 to reach
+/// the lag), stopped 1000 steps after the lag. New names: the 5000-step runs stay as they were.
+pub const ASYMMETRY_BUDGET: [&str; 2] = ["train.max_steps=20000", "train.stop_after_lag=1000"];
+
 fn paper_asymmetry() -> Vec<RunSpec> {
-    ["bz_to_a", "az_to_b"].iter().flat_map(|t| [5, 10, 20].map(|k| cfg(&format!("{t}_k{k}"), &[]))).collect()
+    ["bz_to_a", "a_to_b", "az_to_b"]
+        .iter()
+        .flat_map(|t| {
+            [5, 10, 20].map(|k| RunSpec::new(format!("asym_{t}_k{k}"), format!("{t}_k{k}.toml"), &ASYMMETRY_BUDGET))
+        })
+        .collect()
 }
 
 fn paper_z_sharing() -> Vec<RunSpec> {
@@ -227,7 +237,7 @@ pub static SUITES: [Suite; 13] = [
         name: "asymmetry",
         paper: paper_asymmetry,
         ci: ci::asymmetry,
-        analyse: dynamics::asymmetry,
+        analyse: asymmetry::asymmetry,
         reads_probes: false,
     },
     Suite {

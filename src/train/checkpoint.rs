@@ -40,6 +40,11 @@ pub struct TrainState {
     /// First step with first_target_loss < 0.9·ln K (T4).
     #[serde(default)]
     pub t4_step: Option<u64>,
+    /// The first logged first-target loss, and the first step below 0.1 × it (the lag).
+    #[serde(default)]
+    pub first_target_at_first_eval: Option<f64>,
+    #[serde(default)]
+    pub lag_step: Option<u64>,
     /// Why the run stopped, once it has.
     pub stopped: Option<String>,
     /// Seconds spent training and evaluating, summed over sessions.

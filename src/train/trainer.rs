@@ -176,6 +176,10 @@ impl<S: Scalar> Trainer<S> {
                 *slot = Some(r.step);
             }
         }
+        let first = *st.first_target_at_first_eval.get_or_insert(first);
+        if st.lag_step.is_none() && r.first_target_loss < 0.1 * first {
+            st.lag_step = Some(r.step);
+        }
         if tc.stop_not_before_t4 && self.state.t4_step.is_none() {
             return;
         }
@@ -205,6 +209,12 @@ impl<S: Scalar> Trainer<S> {
             tc.stop_at_t1_multiple
                 .zip(st.t1_step)
                 .map(|(m, t1)| ((m * t1 as f64).ceil() as u64, format!("stopped at {m}·T1 (T1 = {t1})"))),
+            tc.stop_after_lag.zip(st.lag_step).map(|(m, lag)| {
+                (
+                    lag + m,
+                    format!("stopped {m} steps after the lag (first-target loss < 0.1 × its first value) at {lag}"),
+                )
+            }),
         ];
         // The last rule due wins (as before); a rule due before T4 that waited for it says so.
         if let Some((due, why)) = rules.into_iter().flatten().rfind(|(due, _)| r.step >= *due) {
