@@ -1,17 +1,11 @@
 use super::{Dtype, Outcome};
 use crate::check::horizon::measure;
-use crate::config::RunConfig;
 use crate::error::Result;
-use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Run config (default: the canonical K=10 run, stopped 1000 steps after T1).
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Override a config value (repeatable), as for `train`.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
+    #[command(flatten)]
+    run: super::train::RunArgs,
     /// f32 (default) or f64.
     #[arg(long, value_parser = super::dtype_parser())]
     dtype: Option<Dtype>,
@@ -24,11 +18,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<Outcome> {
-    let mut overrides = a.set.clone();
-    if a.config.is_none() && !overrides.iter().any(|s| s.starts_with("train.stop_after_t1")) {
-        overrides.insert(0, format!("train.stop_after_t1={}", super::train::DEFAULT_MARGIN));
-    }
-    let cfg = RunConfig::load(a.config.as_deref(), &overrides)?;
+    let cfg = a.run.load()?;
     a.out.note(format!(
         "training the run twice ({} steps at most each), one parameter one ulp apart",
         cfg.train.max_steps

@@ -10,15 +10,33 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
+/// The run to train: a config file and overrides, or the canonical run (shared with `horizon`).
 #[derive(clap::Args)]
-pub struct Args {
+pub struct RunArgs {
     /// Run config (TOML with [model], [data], [train]; see configs/). Without it: the canonical
     /// K=10 run, stopped 1000 steps after T1.
     #[arg(long)]
-    config: Option<PathBuf>,
+    pub config: Option<PathBuf>,
     /// Override a config value, e.g. --set train.lr=2e-3 --set data.k=20 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
+    pub set: Vec<String>,
+}
+
+impl RunArgs {
+    /// The resolved config; without --config, the canonical run stops DEFAULT_MARGIN steps after T1.
+    pub fn load(&self) -> Result<RunConfig> {
+        let mut overrides = self.set.clone();
+        if self.config.is_none() && !overrides.iter().any(|s| s.starts_with("train.stop_after_t1")) {
+            overrides.insert(0, format!("train.stop_after_t1={DEFAULT_MARGIN}"));
+        }
+        RunConfig::load(self.config.as_deref(), &overrides)
+    }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    run: RunArgs,
     /// Run directory (default: runs/<config name>).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -62,12 +80,8 @@ pub fn run(a: Args) -> Result<Outcome> {
             Dtype::F64 => train::<f64>(cfg, dir, Open::Resume { other_revision: a.allow_other_revision }, a.output),
         };
     }
-    let mut overrides = a.set.clone();
-    if a.config.is_none() && !overrides.iter().any(|s| s.starts_with("train.stop_after_t1")) {
-        overrides.insert(0, format!("train.stop_after_t1={DEFAULT_MARGIN}"));
-    }
-    let cfg = RunConfig::load(a.config.as_deref(), &overrides)?;
-    let name = match &a.config {
+    let cfg = a.run.load()?;
+    let name = match &a.run.config {
         Some(p) => p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into()),
         None => format!("canonical-k{}", cfg.data.k),
     };
