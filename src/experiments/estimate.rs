@@ -6,14 +6,6 @@ use crate::train::layout::read_summary;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The run a seeded run repeats: "lr_k20_eta3e-4" for "lr_k20_eta3e-4_s2".
-pub fn seed0_name(name: &str) -> &str {
-    match name.rsplit_once("_s") {
-        Some((base, s)) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => base,
-        _ => name,
-    }
-}
-
 /// Hours for the steps from `done` to `expected` at `steps_per_s` (none left: 0).
 pub fn hours_left(expected: u64, done: u64, steps_per_s: f64) -> Option<f64> {
     (steps_per_s > 0.0 && steps_per_s.is_finite()).then(|| expected.saturating_sub(done) as f64 / steps_per_s / 3600.0)
@@ -39,7 +31,7 @@ impl Rates {
 
 /// Hours left for the unfinished run `name` at `step`, and what the estimate rests on.
 pub fn unit(runs: &Path, name: &str, step: u64, max_steps: u64, batch: usize, rates: &Rates) -> Option<(f64, String)> {
-    let base = seed0_name(name);
+    let base = super::runner::seed0_name(name);
     if base != name
         && let Ok(s) = read_summary(&runs.join(base))
     {
@@ -52,16 +44,6 @@ pub fn unit(runs: &Path, name: &str, step: u64, max_steps: u64, batch: usize, ra
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_seeded_run_names_its_seed_0_run_and_others_are_their_own() {
-        assert_eq!(seed0_name("lr_k20_eta3e-4_s2"), "lr_k20_eta3e-4");
-        assert_eq!(seed0_name("canonical_k20_s11"), "canonical_k20");
-        assert_eq!(seed0_name("canonical_k20"), "canonical_k20");
-        assert_eq!(seed0_name("batch_k20_b128_eta5e-4"), "batch_k20_b128_eta5e-4");
-        assert_eq!(seed0_name("odd_s"), "odd_s");
-        assert_eq!(seed0_name("zlen1_k10_sx"), "zlen1_k10_sx");
-    }
 
     #[test]
     fn hours_are_the_steps_left_over_the_rate() {

@@ -126,14 +126,14 @@ impl Plan {
         let dir = self.runs_dir();
         let mut v = vec![];
         let mut rates = super::estimate::Rates::default();
-        let specs = self.specs();
-        for spec in &specs {
+        let specs: Vec<(RunSpec, crate::config::RunConfig)> =
+            self.specs().into_iter().map(|s| s.resolve(&self.configs).map(|c| (s, c))).collect::<Result<_>>()?;
+        for (spec, cfg) in &specs {
             if let Ok(s) = crate::train::layout::read_summary(&dir.join(&spec.name)) {
-                rates.add(spec.resolve(&self.configs)?.train.batch_size, s.steps_per_s);
+                rates.add(cfg.train.batch_size, s.steps_per_s);
             }
         }
-        for spec in specs.into_iter().filter(|s| self.selected(&s.name)) {
-            let cfg = spec.resolve(&self.configs)?;
+        for (spec, cfg) in specs.into_iter().filter(|(s, _)| self.selected(&s.name)) {
             let run = dir.join(&spec.name);
             let (state, detail) = run_state(&run, status(&run, &cfg));
             let last = crate::train::layout::read_metrics(&run).ok().and_then(|r| r.last().cloned());

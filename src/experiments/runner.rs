@@ -52,6 +52,14 @@ impl RunSpec {
     }
 }
 
+/// The run a seeded run repeats (the inverse of [`RunSpec::seeded`]'s name): "lr_k20_eta3e-4" for "lr_k20_eta3e-4_s2".
+pub fn seed0_name(name: &str) -> &str {
+    match name.rsplit_once("_s") {
+        Some((base, s)) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Status {
     Missing,
@@ -168,4 +176,19 @@ fn run_one(
 /// `<runs>/<name>.failed`: the error of the last attempt to train the run, until one succeeds.
 pub fn failed_marker(dir: &Path) -> PathBuf {
     crate::train::layout::failed(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seeded_run_names_its_seed_0_run_and_others_are_their_own() {
+        assert_eq!(seed0_name("lr_k20_eta3e-4_s2"), "lr_k20_eta3e-4");
+        assert_eq!(seed0_name("canonical_k20_s11"), "canonical_k20");
+        assert_eq!(seed0_name("canonical_k20"), "canonical_k20");
+        assert_eq!(seed0_name("batch_k20_b128_eta5e-4"), "batch_k20_b128_eta5e-4");
+        assert_eq!(seed0_name("odd_s"), "odd_s");
+        assert_eq!(seed0_name("zlen1_k10_sx"), "zlen1_k10_sx");
+    }
 }
