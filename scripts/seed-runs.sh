@@ -8,6 +8,9 @@
 #   scripts/seed-runs.sh status   the state of every run, from the saved runs
 # Two queues, one per core, each run one thread; a run one queue trains is locked, so the other
 # skips it. η = 5e-3 trains last (on Intel its plateau steps are 3-4x slower: subnormals).
+# The pin moved once (c9b247f → 488afaf, for the asymmetry runs' train.stop_after_lag): a run
+# begun by the old pin resumes under the new one with --allow-other-revision, and its manifest
+# records that segment's revision (the training code and arithmetic v2 are the same in both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SAVED=results/in-progress
@@ -16,8 +19,11 @@ PIN=$(cat "$SAVED/REVISION")
 SRC=target/pinned-src-$PIN
 BIN=target/pinned-$PIN/release/windtunnel
 seeded() { for r in "$@"; do echo "${r}_s1,${r}_s2"; done | paste -sd,; }
-QUEUE_A="lr:$(seeded lr_k20_eta3e-4 lr_k20_eta5e-4 lr_k20_eta2e-3 lr_k20_eta5e-3)"
-QUEUE_B="plateau:$(seeded zlen1_k10 zlen2_k10 zlen3_k10 zlen4_k10) batch:$(seeded batch_k20_b128 batch_k20_b256 batch_k20_b512 batch_k20_b64 batch_k20_b128_eta5e-4 batch_k36_b128 batch_k36_b256 batch_k36_b512 batch_k36_b64)"
+ASYM=$(for t in bz_to_a a_to_b az_to_b; do for k in 5 10 20; do echo "asym_${t}_k$k"; done; done)
+ASYM_S0="asymmetry:$(echo $ASYM | tr ' ' ,)"
+ASYM_SEEDS="asymmetry:$(seeded $ASYM)"
+QUEUE_A="lr:lr_k20_eta5e-4_s2 $ASYM_S0 lr:$(seeded lr_k20_eta3e-4 lr_k20_eta5e-4 lr_k20_eta2e-3 lr_k20_eta5e-3)"
+QUEUE_B="plateau:zlen2_k10_s1 $ASYM_S0 plateau:$(seeded zlen1_k10 zlen2_k10 zlen3_k10 zlen4_k10) batch:$(seeded batch_k20_b128 batch_k20_b256 batch_k20_b512 batch_k20_b64 batch_k20_b128_eta5e-4 batch_k36_b128 batch_k36_b256 batch_k36_b512 batch_k36_b64) $ASYM_SEEDS"
 
 build() {
   [ -x "$BIN" ] && return
@@ -37,7 +43,7 @@ restore() {
 queue() {
   for item in "$@"; do
     nice -n 19 "$BIN" replicate "${item%%:*}" --scale paper --out "$WORK" --seeds 3 --only "${item#*:}" \
-      --runs-only --jobs 1 --threads 1 || true
+      --runs-only --jobs 1 --threads 1 --allow-other-revision || true
   done
 }
 
