@@ -204,11 +204,7 @@ fn list(plan: &Plan, a: &Args) -> Result<Outcome> {
     );
     let open: Vec<&_> = units.iter().filter(|u| u.kind == "train" && u.state != State::Finished).collect();
     if !open.is_empty() {
-        let known: f64 = open.iter().filter_map(|u| u.hours_left).sum();
-        let unknown = open.iter().filter(|u| u.hours_left.is_none()).count();
-        let rest =
-            if unknown > 0 { format!(", and {unknown} runs with no measured rate to go by") } else { String::new() };
-        println!("training left: ≈ {known:.1} core-hours (one thread per run, at the finished runs' steps/s){rest}");
+        println!("training left: {}", hours_left(&open.iter().map(|u| u.hours_left).collect::<Vec<_>>()));
     }
     Ok(Outcome::Ok)
 }
@@ -335,5 +331,38 @@ impl Progress for Lines {
                 self.t0.elapsed().as_secs_f64()
             );
         }
+    }
+}
+
+/// The training left in core-hours, from the runs' estimates (`None`: no measured rate yet).
+fn hours_left(estimates: &[Option<f64>]) -> String {
+    let known: Vec<f64> = estimates.iter().flatten().copied().collect();
+    let unknown = estimates.len() - known.len();
+    let rest = format!("{unknown} runs with no measured rate to go by (no finished run of their kind yet)");
+    if known.is_empty() {
+        return rest;
+    }
+    // Only a non-empty sum: an empty f64 sum is −0, and "≈ -0.0 core-hours" reads as a bug.
+    let total: f64 = known.iter().sum();
+    let tail = if unknown > 0 { format!(", and {rest}") } else { String::new() };
+    format!("≈ {total:.1} core-hours (one thread per run, at the finished runs' steps/s){tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hours_left;
+
+    #[test]
+    fn hours_left_says_when_no_run_has_a_rate() {
+        assert_eq!(
+            hours_left(&[None, None]),
+            "2 runs with no measured rate to go by (no finished run of their kind yet)"
+        );
+        assert!(hours_left(&[Some(1.25), None]).starts_with("≈ 1.2 core-hours"), "{}", hours_left(&[Some(1.25), None]));
+        assert!(
+            hours_left(&[Some(1.25), None])
+                .ends_with("and 1 runs with no measured rate to go by (no finished run of their kind yet)")
+        );
+        assert!(!hours_left(&[Some(2.0)]).contains("no measured rate"));
     }
 }

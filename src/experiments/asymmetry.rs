@@ -150,7 +150,10 @@ pub fn asymmetry_row(forward: TaskKind, ks: &[usize], ratios: &[f64], pending: b
                 unfinished.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
             ),
         };
-        let seen = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / ");
+        let seen = match ratios.is_empty() {
+            true => "none yet".to_string(),
+            false => ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" / "),
+        };
         return Row::incomplete(
             claim,
             paper,
@@ -200,7 +203,9 @@ mod tests {
         let training = asymmetry_row(TaskKind::AToB, &[5, 10], &[1.19], true, &[]);
         assert_eq!(training.verdict, Verdict::Incomplete);
         assert!(!training.reason.contains("never reached"), "{}", training.reason);
-        assert_eq!(asymmetry_row(TaskKind::AToB, &[], &[], false, &[]).verdict, Verdict::Incomplete);
+        let none = asymmetry_row(TaskKind::AzToB, &[5, 10, 20], &[], true, &[]);
+        assert_eq!(none.verdict, Verdict::Incomplete);
+        assert!(none.reason.contains("0 of 3 K compared (az/bz none yet)"), "{}", none.reason);
         // Every K compared: graded, with the ratios as the figure.
         let done = asymmetry_row(TaskKind::AToB, &[5, 10, 20], &[1.19, 1.04, 2.0], false, &[]);
         assert_eq!(done.verdict, Verdict::Differs);
