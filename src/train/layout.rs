@@ -97,16 +97,40 @@ pub fn read_config(run: &Path) -> Result<crate::config::RunConfig> {
 
 /// `metrics.jsonl`, one record per eval; empty before the first eval.
 pub fn read_metrics(run: &Path) -> Result<Vec<super::Record>> {
-    let path = metrics(run);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(Error::io(&path, e)),
+    parse_metrics(&metrics(run), &metrics_text(run)?)
+}
+
+/// The records a resume keeps: as [`read_metrics`], less a torn last record (a short write on a
+/// full disk leaves one without its newline; the resume regenerates it anyway).
+pub fn read_metrics_for_resume(run: &Path) -> Result<Vec<super::Record>> {
+    let text = metrics_text(run)?;
+    let torn = match text.rfind('\n') {
+        _ if text.ends_with('\n') || text.is_empty() => None,
+        Some(i) => Some(i + 1),
+        None => Some(0),
     };
+    match torn {
+        Some(cut) if serde_json::from_str::<super::Record>(&text[cut..]).is_err() => {
+            parse_metrics(&metrics(run), &text[..cut])
+        }
+        _ => parse_metrics(&metrics(run), &text),
+    }
+}
+
+fn metrics_text(run: &Path) -> Result<String> {
+    let path = metrics(run);
+    match std::fs::read_to_string(&path) {
+        Ok(t) => Ok(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(Error::io(&path, e)),
+    }
+}
+
+fn parse_metrics(path: &Path, text: &str) -> Result<Vec<super::Record>> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| Error::format(&path, format!("line {}: {e}", i + 1))))
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| Error::format(path, format!("line {}: {e}", i + 1))))
         .collect()
 }
 
@@ -123,7 +147,8 @@ pub fn check_metrics(run: &Path, records: &[super::Record], eval_every: u64) -> 
                 &metrics(run),
                 format!(
                     "no record between steps {after} and {} (evals every {eval_every}): its waiting times would be \
-                     wrong. Resume the run (--resume rewrites the records after its last state) or train it again",
+                     wrong. Train the run again (--force); --resume regenerates only the records after its resume \
+                     state, so it repairs a gap only there",
                     r.step
                 ),
             ));

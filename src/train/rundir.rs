@@ -157,7 +157,9 @@ impl RunDir {
         let (model, state) = load_resume(path, &trainer.cfg.model, &mut opt)?;
         let mp = super::layout::metrics(path);
         let kept: Vec<Record> =
-            super::layout::read_metrics(path)?.into_iter().filter(|r| r.step <= state.step).collect();
+            super::layout::read_metrics_for_resume(path)?.into_iter().filter(|r| r.step <= state.step).collect();
+        // A gap before the resume state cannot be regenerated: refuse before anything is written.
+        super::layout::check_metrics(path, &kept, trainer.cfg.train.eval_every)?;
         let text: String = kept.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect();
         write_atomic(&mp, text.as_bytes())?;
         m.resumed(state.step);
@@ -169,6 +171,7 @@ impl RunDir {
     /// Write `summary.json` and the loss curves, and return the summary.
     pub fn finish<S: Scalar>(&self, trainer: &Trainer<S>) -> Result<Summary> {
         let records = super::layout::read_metrics(&self.path)?;
+        super::layout::check_metrics(&self.path, &records, trainer.cfg.train.eval_every)?;
         let s = summarize(&records, &trainer.state, &trainer.cfg, trainer.train.len());
         write_atomic(&super::layout::summary(&self.path), serde_json::to_string_pretty(&s).unwrap().as_bytes())?;
         let name = self.path.file_name().map_or("run".into(), |n| n.to_string_lossy().into_owned());

@@ -1,0 +1,121 @@
+//! What a resume does with damaged metric records (hardening issue, items 2 and 7): a torn last
+//! record (a short write on a full disk) is dropped and regenerated; a missing record before
+//! the resume state cannot be, so the resume refuses, names the gap and changes nothing; and no
+//! summary is written from records with a gap.
+
+use std::path::{Path, PathBuf};
+use windtunnel::config::RunConfig;
+use windtunnel::io::golden::tensor_hash;
+use windtunnel::model::Model;
+use windtunnel::train::checkpoint::is_checkpoint_step;
+use windtunnel::train::layout::read_metrics;
+use windtunnel::train::record::without_timing;
+use windtunnel::train::rundir::RunDir;
+use windtunnel::train::{MemorySink, Record, Sink, Trainer};
+
+mod common;
+
+fn cfg() -> RunConfig {
+    RunConfig::from_toml_with(common::SMALL, &[], "test").unwrap()
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wt-repair-{}-{name}", std::process::id()));
+    std::fs::remove_dir_all(&d).ok();
+    d
+}
+
+fn trainer() -> Trainer<f32> {
+    let cfg = cfg();
+    let m = Model::<f32>::init(&cfg.model, 42);
+    Trainer::new(cfg, m, Path::new(".")).unwrap()
+}
+
+/// Train through a run directory to `stop_at` (records every 5, resume states every 10), then "crash".
+fn crashed_run(dir: &Path, stop_at: u64) {
+    let mut tr = trainer();
+    let mut rd = RunDir::create(dir, &cfg(), "f32", false).unwrap();
+    rd.checkpoint(&tr).unwrap();
+    while tr.state.step < stop_at {
+        tr.step().unwrap();
+        if tr.state.step.is_multiple_of(5) {
+            let r = tr.evaluate().unwrap();
+            rd.record(&tr, &r).unwrap();
+        }
+        if is_checkpoint_step(tr.state.step, 10, 40) {
+            rd.checkpoint(&tr).unwrap();
+        }
+    }
+}
+
+fn strip(rs: &[Record]) -> Vec<Record> {
+    rs.iter().map(without_timing).collect()
+}
+
+fn metrics(dir: &Path) -> PathBuf {
+    dir.join("metrics.jsonl")
+}
+
+#[test]
+fn a_torn_last_record_is_dropped_and_the_resumed_run_equals_a_straight_one() {
+    let mut straight = trainer();
+    let mut sink = MemorySink::default();
+    straight.run(&mut sink).unwrap();
+    let dir = tmpdir("torn");
+    crashed_run(&dir, 18); // resume state at 16 (a power of two); records 5, 10, 15
+    let mut text = std::fs::read_to_string(metrics(&dir)).unwrap();
+    text.push_str(r#"{"step":20,"epoch":3,"examples_se"#);
+    std::fs::write(metrics(&dir), &text).unwrap();
+    let mut tr = trainer();
+    let mut rd = RunDir::resume(&dir, &mut tr, false).expect("a torn tail does not block the resume");
+    assert_eq!(tr.state.step, 16);
+    tr.run(&mut rd).unwrap();
+    assert_eq!(tensor_hash(&tr.model.params), tensor_hash(&straight.model.params));
+    assert_eq!(strip(&read_metrics(&dir).unwrap()), strip(&sink.records), "every record once, none torn");
+    rd.finish(&tr).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_malformed_record_that_is_not_the_torn_tail_still_stops_the_resume() {
+    let dir = tmpdir("malformed");
+    crashed_run(&dir, 16);
+    let text = std::fs::read_to_string(metrics(&dir)).unwrap();
+    let broken = text.replacen("{\"step\":10", "{\"step\":1x", 1);
+    std::fs::write(metrics(&dir), &broken).unwrap();
+    let e = RunDir::resume(&dir, &mut trainer(), false).err().expect("a malformed middle record").to_string();
+    assert!(e.contains("metrics.jsonl") && e.contains("line 2"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_gap_before_the_resume_state_is_refused_by_name_and_nothing_is_written() {
+    let dir = tmpdir("gap");
+    crashed_run(&dir, 23); // resume state at 20; records 5 … 20
+    let text = std::fs::read_to_string(metrics(&dir)).unwrap();
+    let gapped: String = text.lines().filter(|l| !l.starts_with("{\"step\":10,")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(gapped.lines().count() + 1, text.lines().count(), "one record removed");
+    std::fs::write(metrics(&dir), &gapped).unwrap();
+    let manifest = std::fs::read(dir.join("manifest.json")).unwrap();
+    let e = RunDir::resume(&dir, &mut trainer(), false).err().expect("a gap before the state").to_string();
+    assert!(e.contains("no record between steps 5 and 15") && e.contains("Train the run again"), "{e}");
+    assert_eq!(std::fs::read_to_string(metrics(&dir)).unwrap(), gapped, "the records are left as they were");
+    assert_eq!(std::fs::read(dir.join("manifest.json")).unwrap(), manifest, "no segment recorded");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn no_summary_is_written_from_records_with_a_gap() {
+    let dir = tmpdir("finish");
+    crashed_run(&dir, 16);
+    let mut tr = trainer();
+    let mut rd = RunDir::resume(&dir, &mut tr, false).unwrap();
+    tr.run(&mut rd).unwrap();
+    let text = std::fs::read_to_string(metrics(&dir)).unwrap();
+    let gapped: String = text.lines().filter(|l| !l.starts_with("{\"step\":25,")).map(|l| format!("{l}\n")).collect();
+    std::fs::write(metrics(&dir), gapped).unwrap();
+    let e = rd.finish(&tr).err().expect("a gap at finish").to_string();
+    assert!(e.contains("no record between steps 20 and 30"), "{e}");
+    assert!(!dir.join("summary.json").exists(), "no summary with wrong waiting times");
+    std::fs::remove_dir_all(&dir).ok();
+}
