@@ -63,8 +63,8 @@ fn found(fig: &str, source: &str, values: &[f64]) -> bool {
     if fig.contains('e') {
         return values.iter().any(|x| (x - v).abs() <= v.abs() * 0.05);
     }
-    let decimals = fig.split('.').nth(1).map_or(0, str::len) as i32;
-    let scale = 10f64.powi(decimals);
+    let decimals = fig.split('.').nth(1).map_or(0, str::len) as u64;
+    let scale = windtunnel::numerics::math::powi_f64(10.0, decimals);
     values.iter().any(|x| (x * scale).round() == (v * scale).round())
 }
 

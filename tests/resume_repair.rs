@@ -114,7 +114,7 @@ fn no_summary_is_written_from_records_with_a_gap() {
     let text = std::fs::read_to_string(metrics(&dir)).unwrap();
     let gapped: String = text.lines().filter(|l| !l.starts_with("{\"step\":25,")).map(|l| format!("{l}\n")).collect();
     std::fs::write(metrics(&dir), gapped).unwrap();
-    let e = rd.finish(&tr).err().expect("a gap at finish").to_string();
+    let e = rd.finish(&tr).expect_err("a gap at finish").to_string();
     assert!(e.contains("no record between steps 20 and 30"), "{e}");
     assert!(!dir.join("summary.json").exists(), "no summary with wrong waiting times");
     std::fs::remove_dir_all(&dir).ok();
