@@ -255,6 +255,27 @@ fn train_force_never_deletes_a_directory_that_is_not_a_run() {
     assert_eq!(code, 4, "refused: {err}");
     assert!(err.contains("notes.txt"), "{err}");
     std::fs::remove_file(run_dir.join("notes.txt")).unwrap();
+    // Nor one with a hidden file, or a stranger's file among its checkpoints or probes.
+    std::fs::create_dir_all(run_dir.join("probes/data")).unwrap();
+    for (file, shown) in [
+        (".git", ".git"),
+        ("checkpoints/mine.txt", "checkpoints/mine.txt"),
+        ("checkpoints/.keep", "checkpoints/.keep"),
+        ("probes/.secret.json", "probes/.secret.json"),
+        ("probes/data/x.json", "probes/data"),
+    ] {
+        std::fs::write(run_dir.join(file), "mine").unwrap();
+        let (code, _, err) =
+            run(&["train", "--out", run_dir.to_str().unwrap(), "--force", "--set", "train.max_steps=2"]);
+        assert_eq!(code, 4, "{file} refused: {err}");
+        assert!(err.contains(shown), "{file}: {err}");
+        assert!(run_dir.join(file).exists(), "{file} kept");
+        std::fs::remove_file(run_dir.join(file)).unwrap();
+    }
+    std::fs::remove_dir(run_dir.join("probes/data")).unwrap();
+    // An interrupted write's temp file is the run's own.
+    std::fs::write(run_dir.join(".metrics.jsonl.123.tmp"), "").unwrap();
+    std::fs::write(run_dir.join("checkpoints/.step_00000002.safetensors.77.tmp"), "").unwrap();
     let (code, _, err) =
         run(&["train", "--out", run_dir.to_str().unwrap(), "--force", "--set", "train.max_steps=2", "--quiet"]);
     assert_eq!(code, 0, "a real run is replaced: {err}");
@@ -284,6 +305,27 @@ fn zero_counts_and_non_finite_settings_are_refused_by_name() {
         assert_eq!(code, 2, "{set}: {err}");
         assert!(err.contains(field), "{set}: {err}");
         assert!(!dir.exists(), "{set}: nothing may be written");
+    }
+}
+
+#[test]
+fn the_linear_baseline_refuses_k_1_instead_of_printing_nan() {
+    let (code, out, err) = run(&["probe", "linear", "--k", "1", "--steps", "1", "--out", "/tmp/wt-never-created"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("--k") && err.contains("allowed 2..") && !out.contains("NaN"), "{err}");
+}
+
+#[test]
+fn a_path_that_is_not_utf8_is_refused_by_its_flag_before_anything_is_written() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::env::temp_dir().join(std::ffi::OsStr::from_bytes(b"wt-not-utf8-\xff"));
+    for flag in ["train --out", "train --resume", "export --out"] {
+        let (cmd, f) = flag.split_once(' ').unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_windtunnel")).args([cmd, f]).arg(&bad).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
+        assert!(err.contains(f) && err.contains("not valid UTF-8") && !err.contains("panicked"), "{flag}: {err}");
+        assert!(!bad.exists(), "{flag}: nothing written");
     }
 }
 
@@ -330,6 +372,33 @@ fn sizes_too_large_for_the_machine_are_refused_with_the_estimate_before_allocati
     let (code, err) =
         run(&["export", "--out", out.to_str().unwrap(), "--batch-size", "20000", "--set", "data.n_b=10000"]);
     assert!(code != 0 && err.contains("an export of a batch of 20000 needs about"), "{err}");
+    for hidden in ["1000000000000", "18446744073709551615"] {
+        let (code, err) =
+            run(&["probe", "linear", "--hidden", hidden, "--steps", "1", "--out", "/tmp/wt-never-created"]);
+        assert!(code != 0 && err.contains(&format!("the linear baseline with --hidden {hidden} needs about")), "{err}");
+    }
     let (code, err) = run(&["verify", "/dev/zero", "/dev/zero"]);
     assert!(code != 0 && err.contains("not a regular file"), "{err}");
+}
+
+#[test]
+fn a_malformed_windtunnel_variable_is_refused_by_name() {
+    let bin = env!("CARGO_BIN_EXE_windtunnel");
+    let cases = [
+        ("WINDTUNNEL_SIMD", "avx3", "allowed scalar, sse2, baseline, avx2, avx512"),
+        ("WINDTUNNEL_MAX_MEMORY", "8 gigs", "allowed a number of bytes"),
+        ("WINDTUNNEL_MAX_MEMORY", "0", "allowed a number of bytes ≥ 1"),
+    ];
+    for (var, value, allowed) in cases {
+        let out =
+            std::process::Command::new(bin).args(["data", "--k", "3", "--n-b", "5"]).env(var, value).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{var}={value}: {err}");
+        assert!(err.contains(var) && err.contains(value) && err.contains(allowed), "{var}={value}: {err}");
+    }
+    for (var, value) in [("WINDTUNNEL_SIMD", "avx2"), ("WINDTUNNEL_MAX_MEMORY", "8G")] {
+        let out =
+            std::process::Command::new(bin).args(["data", "--k", "3", "--n-b", "5"]).env(var, value).output().unwrap();
+        assert!(out.status.success(), "{var}={value}: {}", String::from_utf8_lossy(&out.stderr));
+    }
 }

@@ -26,10 +26,71 @@ def test_save_and_load_round_trip_every_dtype(tmp_path):
     assert not (tmp_path / "y.safetensors").exists()
 
 
-def test_a_bool_tensor_cannot_be_compared_unless_excluded(tmp_path):
-    ref = {"x": np.ones(3), "mask": np.array([True, False])}
-    assert not wt.verify(ref, ref).passed
-    assert wt.verify(ref, ref, exclude=["mask"]).passed
+def test_integer_and_bool_tensors_load_and_compare_exactly(tmp_path):
+    ref = {"x": np.ones(3), "mask": np.array([True, False]), "ids": np.array([3, -2], np.int8),
+           "u": np.array([250], np.uint8), "i32": np.array([7], np.int32)}
+    assert wt.verify(ref, ref).passed, "integers and bools compare as integers"
+    flipped = {**ref, "mask": np.array([True, True])}
+    report = wt.verify(ref, flipped)
+    assert not report.passed and report.first_divergence == "mask"
+    path = tmp_path / "ints.safetensors"
+    save_file_raw(path, ref)
+    back = wt.load(path)
+    for k in ["mask", "ids", "u", "i32"]:
+        assert back[k].dtype == np.int64 and np.array_equal(back[k], ref[k].astype(np.int64)), k
+    assert wt.verify(path, ref).passed
+
+
+def save_file_raw(path, tensors):
+    """A safetensors file with the arrays' own dtypes (what torch or safetensors would write)."""
+    names = {np.dtype(np.bool_): "BOOL", np.dtype(np.int8): "I8", np.dtype(np.uint8): "U8",
+             np.dtype(np.int32): "I32", np.dtype(np.float64): "F64"}
+    header, blobs, at = {}, [], 0
+    for k, v in tensors.items():
+        b = np.ascontiguousarray(v).tobytes()
+        header[k] = {"dtype": names[v.dtype], "shape": list(v.shape), "data_offsets": [at, at + len(b)]}
+        blobs.append(b)
+        at += len(b)
+    h = json.dumps(header).encode()
+    path.write_bytes(len(h).to_bytes(8, "little") + h + b"".join(blobs))
+
+
+def test_a_dtype_windtunnel_does_not_read_is_named(tmp_path):
+    path = tmp_path / "u64.safetensors"
+    h = json.dumps({"big": {"dtype": "U64", "shape": [1], "data_offsets": [0, 8]}}).encode()
+    path.write_bytes(len(h).to_bytes(8, "little") + h + bytes(8))
+    with pytest.raises(ValueError, match="tensor big has dtype U64"):
+        wt.load(path)
+
+
+def test_one_string_is_one_name_prefix():
+    ref = {"logits": np.ones(3), "perm": np.arange(3)}
+    wrong = {"logits": np.ones(3) * 2, "perm": np.arange(3) + 1}
+    assert not wt.verify(ref, wrong, exclude="perm").passed, "perm left out, logits still compared"
+    assert not wt.verify(ref, wrong, keys="logits").passed, "not the tensors starting l, o, g, i, t or s"
+    assert wt.verify(ref, {**wrong, "logits": ref["logits"]}, exclude="perm").passed
+    with pytest.raises(TypeError, match="keys"):
+        wt.verify(ref, ref, keys=[1])
+
+
+def test_tokens_are_integers_or_refused():
+    params = wt.init(0)
+    d = wt.data()
+    tokens, labels = d.tokens[:2], d.labels[:2]
+    as_float = wt.reference(params, tokens.astype(np.float32), labels.astype(np.float64), hooks=False)
+    assert as_float["loss"] == wt.reference(params, tokens, labels, hooks=False)["loss"], "whole floats are ids"
+    bad = tokens.astype(np.float64)
+    bad[1, 3] = 2.5
+    with pytest.raises(ValueError, match=r"tokens.*2.5 at \[1, 3\]"):
+        wt.reference(params, bad, labels)
+    with pytest.raises(TypeError, match="labels"):
+        wt.reference(params, tokens, labels.astype(str))
+
+
+def test_a_tensor_named_metadata_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="__metadata__"):
+        wt.save(tmp_path / "m.safetensors", {"__metadata__": np.ones(1)})
+    assert not (tmp_path / "m.safetensors").exists()
 
 
 def test_bad_input_gives_clear_errors(tmp_path):
@@ -88,3 +149,13 @@ def test_hooked_transformer_reproduces_the_transformerlens_dump(golden):
         logits = model(torch.from_numpy(dump["tokens"])).numpy()
     assert logits.dtype == np.float64
     assert np.abs(logits - dump["logits"]).max() <= 1e-12 * np.abs(dump["logits"]).max()
+
+
+@pytest.mark.parametrize("var,value", [("WINDTUNNEL_SIMD", "avx3"), ("WINDTUNNEL_MAX_MEMORY", "lots")])
+def test_a_malformed_windtunnel_variable_is_refused_at_import(var, value):
+    import os
+    import subprocess
+    env = dict(os.environ, **{var: value})
+    out = subprocess.run([sys.executable, "-c", "import windtunnel"], env=env, capture_output=True, text=True)
+    assert out.returncode != 0
+    assert var in out.stderr and "allowed" in out.stderr, out.stderr

@@ -44,6 +44,8 @@ def save(path: PathLike, tensors: Mapping[str, Any], metadata: Optional[dict] = 
     """Write tensors (numpy, torch or array-likes; float32, float64 or int64) to a safetensors
     file, atomically."""
     for name, value in tensors.items():
+        if name == "__metadata__":
+            raise ValueError("invalid tensor name `__metadata__`: safetensors keeps it for the file's metadata (pass metadata=)")
         dt = as_array(name, value).dtype
         if dt not in (np.float32, np.float64, np.int64):
             raise TypeError(f"tensor {name}: dtype {dt} cannot be written (allowed float32, float64, int64)")
@@ -114,7 +116,7 @@ def reference(
     for k, v in given.items():
         if v is None and k not in src:
             raise ValueError(f"invalid `{k}`: not given and not in params (pass tokens= and labels=, int [B, T])")
-        batch[k] = np.asarray(_numpy(src[k] if v is None else v)).astype(np.int64)
+        batch[k] = _integers(k, src[k] if v is None else v)
     tensors = Tensors(src).params  # outputs, gradients and activations of a port's file stay behind
     dtype = dtype or _dtype_of(tensors)
     recorded = getattr(src, "metadata", None)  # a loaded file's model config, unless config/overrides say otherwise
@@ -159,7 +161,7 @@ def verify(
     ref = load(reference) if is_path(reference) else reference
     oth = load(other) if is_path(other) else other
     passed, js, text, short = _native.verify(
-        to_native(ref), to_native(oth), preset, rtol, atol, list(keys), list(exclude),
+        to_native(ref), to_native(oth), preset, rtol, atol, _names("keys", keys), _names("exclude", exclude),
         sorted((rename or {}).items()), label,
     )
     return Report(passed, json.loads(js), text, short)
@@ -172,6 +174,31 @@ def assert_matches(reference: Source, other: Source, **kw: Any) -> Report:
     if not report.passed:
         raise AssertionError(report.failures())
     return report
+
+
+def _names(field: str, names: Union[str, Iterable[str]]) -> list:
+    """Name prefixes: one string is one prefix (not its characters)."""
+    out = [names] if isinstance(names, str) else list(names)
+    bad = [n for n in out if not isinstance(n, str)]
+    if bad:
+        raise TypeError(f"invalid `{field}`: {bad[0]!r} (allowed a name prefix or a list of them)")
+    return out
+
+
+def _integers(field: str, value: Any) -> np.ndarray:
+    """Token ids or labels as int64, refusing values an int64 would change (2.5, NaN, 2**70)."""
+    a = np.asarray(_numpy(value))
+    if a.dtype.kind in "iu" or a.size == 0:
+        if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"invalid `{field}`: {a.max()} does not fit int64")
+        return a.astype(np.int64)
+    if a.dtype.kind == "b" or a.dtype.kind not in "f":
+        raise TypeError(f"invalid `{field}`: dtype {a.dtype} (allowed integer token ids, int [B, T])")
+    whole = np.isfinite(a) & (a == np.round(a)) & (np.abs(a) < 2.0**63)
+    if not whole.all():
+        i = tuple(int(j) for j in np.argwhere(~whole)[0])
+        raise ValueError(f"invalid `{field}`: {a[i]} at {list(i)} is not an integer (allowed integer token ids)")
+    return a.astype(np.int64)
 
 
 def _numpy(x: Any) -> Any:

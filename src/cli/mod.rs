@@ -69,9 +69,36 @@ fn quiet_broken_pipe() {
     }));
 }
 
+/// Every argument as UTF-8: runs record their command line and paths in JSON (manifest,
+/// summaries, reports), which cannot hold other bytes; refused here, before anything is written.
+fn utf8_arguments() -> crate::error::Result<()> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match args.iter().position(|a| a.to_str().is_none()) {
+        None => Ok(()),
+        Some(i) => {
+            let flag = args[..i].iter().rev().find_map(|a| a.to_str().filter(|a| a.starts_with("--")));
+            Err(crate::error::Error::config(
+                flag.unwrap_or("argument"),
+                format!(
+                    "{} is not valid UTF-8 (allowed UTF-8 paths and values: runs record them in JSON)",
+                    args[i].to_string_lossy()
+                ),
+            ))
+        }
+    }
+}
+
 pub fn main() -> ExitCode {
     quiet_broken_pipe();
+    if let Err(e) = utf8_arguments() {
+        eprintln!("error: {e}");
+        return ExitCode::from(e.exit_code());
+    }
     let cli = Cli::parse();
+    if let Err(e) = crate::config::check_environment() {
+        eprintln!("error: {e}");
+        return ExitCode::from(e.exit_code());
+    }
     let result = match cli.command {
         Command::Data(a) => data::run(a),
         Command::Train(a) => train::run(a),

@@ -235,6 +235,10 @@ fn linear(
     positions: &str,
     dir: PathBuf,
 ) -> Result<Outcome> {
+    if k < 2 {
+        // K = 1 has nothing to disambiguate: the candidate loss is 0 and "× ln K" is 0/0.
+        return Err(Error::config("--k", format!("{k} (allowed 2.., the baseline is graded in units of ln K)")));
+    }
     let cfg = DataConfig { k, n_b, ..DataConfig::default() };
     let positions = match positions {
         "first" => linear::Positions::First,

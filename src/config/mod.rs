@@ -6,6 +6,14 @@
 
 pub mod keys;
 
+/// Refuse a malformed `WINDTUNNEL_*` variable by name before any work (each is otherwise read
+/// where it is used, and a typo there would silently mean the default).
+pub fn check_environment() -> crate::error::Result<()> {
+    crate::numerics::simd::env_cap()?;
+    crate::model::memory::env_limit()?;
+    Ok(())
+}
+
 use crate::error::{Error, Result};
 use crate::model::ModelConfig;
 use crate::task::DataConfig;

@@ -18,7 +18,7 @@ pub enum Values {
     F32(Vec<f32>),
     F64(Vec<f64>),
     I64(Vec<i64>),
-    /// A dtype windtunnel does not compute with (e.g. TL's bool `mask` buffer); kept by name.
+    /// A dtype windtunnel does not compute with (U64, F8, …); kept by name, compared as a failure.
     Other(String),
 }
 
@@ -213,6 +213,18 @@ fn decode(dtype: safetensors::Dtype, data: &[u8]) -> Values {
         safetensors::Dtype::I32 => {
             Values::I64(data.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap()) as i64).collect())
         }
+        // Smaller integers and bools widen to i64 exactly (token ids and masks come in any of them).
+        safetensors::Dtype::I16 => {
+            Values::I64(data.chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]]) as i64).collect())
+        }
+        safetensors::Dtype::U16 => {
+            Values::I64(data.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as i64).collect())
+        }
+        safetensors::Dtype::U32 => {
+            Values::I64(data.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap()) as i64).collect())
+        }
+        safetensors::Dtype::I8 => Values::I64(data.iter().map(|&b| b as i8 as i64).collect()),
+        safetensors::Dtype::U8 | safetensors::Dtype::BOOL => Values::I64(data.iter().map(|&b| b as i64).collect()),
         safetensors::Dtype::BF16 => Values::F32(
             data.chunks_exact(2).map(|c| f32::from_bits((u16::from_le_bytes([c[0], c[1]]) as u32) << 16)).collect(),
         ),
@@ -302,6 +314,13 @@ mod tests {
         let f = Tensor::from_scalars("y", vec![], &[0.5f64]);
         assert_eq!(Tensor::from_raw("y", "F64", vec![], &f.raw_bytes()).unwrap(), f);
         assert!(Tensor::from_raw("x", "I32", vec![3], &[0; 8]).unwrap_err().contains("do not hold shape [3]"));
+        for (dtype, bytes) in [("I8", vec![0xffu8]), ("I16", vec![0xff, 0xff])] {
+            assert_eq!(Tensor::from_raw("x", dtype, vec![1], &bytes).unwrap().values, Values::I64(vec![-1]), "{dtype}");
+        }
+        for (dtype, bytes, v) in [("U8", vec![200u8], 200), ("BOOL", vec![1], 1), ("U16", vec![0xff, 0xff], 65535)] {
+            assert_eq!(Tensor::from_raw("x", dtype, vec![1], &bytes).unwrap().values, Values::I64(vec![v]), "{dtype}");
+        }
+        assert!(matches!(Tensor::from_raw("x", "U64", vec![1], &[0; 8]).unwrap().values, Values::Other(_)));
         assert!(Tensor::from_raw("x", "Q7", vec![1], &[0]).unwrap_err().contains("unknown dtype \"Q7\""));
         assert!(Tensor::from_raw("x", "F32", vec![usize::MAX, 2], &[]).is_err(), "overflowing shape");
     }

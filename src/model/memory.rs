@@ -23,7 +23,7 @@ pub fn workspace_bytes(cfg: &ModelConfig, batch: usize, t: usize, scalar_bytes: 
 /// The memory a job may use: `WINDTUNNEL_MAX_MEMORY` (bytes, or with a K/M/G suffix), else the
 /// kernel's MemAvailable, else 16 GiB.
 pub fn limit() -> u128 {
-    if let Some(v) = std::env::var("WINDTUNNEL_MAX_MEMORY").ok().and_then(|s| parse_size(&s)) {
+    if let Ok(Some(v)) = env_limit() {
         return v;
     }
     std::fs::read_to_string("/proc/meminfo")
@@ -33,6 +33,21 @@ pub fn limit() -> u128 {
             Some(line.split_whitespace().nth(1)?.parse::<u128>().ok()? * 1024)
         })
         .unwrap_or(16 << 30)
+}
+
+/// `WINDTUNNEL_MAX_MEMORY` when set: an error naming it when it is not a size of at least 1 byte.
+pub fn env_limit() -> Result<Option<u128>> {
+    match std::env::var("WINDTUNNEL_MAX_MEMORY") {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Ok(s) => match parse_size(&s) {
+            Some(n) if n > 0 => Ok(Some(n)),
+            _ => Err(Error::config(
+                "WINDTUNNEL_MAX_MEMORY",
+                format!("{s:?} (allowed a number of bytes ≥ 1, optionally with a K, M, G or T suffix: 8G, 512M)"),
+            )),
+        },
+        Err(_) => Err(Error::config("WINDTUNNEL_MAX_MEMORY", "not valid UTF-8 (allowed e.g. 8G, 512M)")),
+    }
 }
 
 /// "8G", "512M", "1000000" → bytes.

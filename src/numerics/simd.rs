@@ -75,16 +75,27 @@ pub fn set_cap(cap: Option<Level>) {
     RUNTIME_CAP.store(cap.map_or(0, encode), Ordering::SeqCst);
 }
 
+/// `WINDTUNNEL_SIMD` when set: the level it caps at, or an error naming it and the allowed values.
+pub fn env_cap() -> crate::error::Result<Option<Level>> {
+    match std::env::var("WINDTUNNEL_SIMD").as_deref() {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Ok("scalar" | "sse2" | "baseline") => Ok(Some(Level::Scalar)),
+        Ok("avx2") => Ok(Some(Level::Avx2)),
+        Ok("avx512") => Ok(Some(Level::Avx512)),
+        Ok(other) => Err(crate::error::Error::config(
+            "WINDTUNNEL_SIMD",
+            format!("{other:?} (allowed scalar, sse2, baseline, avx2, avx512)"),
+        )),
+        Err(_) => Err(crate::error::Error::config("WINDTUNNEL_SIMD", "not valid UTF-8 (allowed scalar, avx2, avx512)")),
+    }
+}
+
 /// The level in use: the detected one, capped by `WINDTUNNEL_SIMD` and by [`set_cap`].
 pub fn level() -> Level {
     static ENV_LEVEL: OnceLock<Level> = OnceLock::new();
     let base = *ENV_LEVEL.get_or_init(|| {
-        let cap = match std::env::var("WINDTUNNEL_SIMD").as_deref() {
-            Ok("scalar") | Ok("sse2") | Ok("baseline") => Level::Scalar,
-            Ok("avx2") => Level::Avx2,
-            _ => Level::Avx512,
-        };
-        detected().min(cap)
+        // A malformed value is refused at start-up (`config::check_environment`).
+        detected().min(env_cap().ok().flatten().unwrap_or(Level::Avx512))
     });
     match RUNTIME_CAP.load(Ordering::Relaxed) {
         1 => Level::Scalar,

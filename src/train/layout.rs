@@ -32,6 +32,49 @@ const LOSS_CSV: &str = "loss.csv";
 pub const RUN_FILES: [&str; 9] =
     [CONFIG, MANIFEST, METRICS, SUMMARY, RESUME, CHECKPOINTS, PROBES, LOSS_FIGURE, LOSS_CSV];
 
+/// The entries of a run directory no run writes (relative paths): a stranger's file, a hidden
+/// file that is not an interrupted write's temp file, or anything in `checkpoints/` or `probes/`
+/// that is not a checkpoint or a probe's output. `--force` deletes a run only when this is empty.
+pub fn foreign_files(run: &Path) -> Result<Vec<String>> {
+    let temp = |n: &str, own: &dyn Fn(&str) -> bool| {
+        n.strip_prefix('.')
+            .and_then(|r| r.strip_suffix(".tmp"))
+            .and_then(|r| r.rsplit_once('.'))
+            .is_some_and(|(name, pid)| own(name) && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let checkpoint = |n: &str| {
+        n.strip_prefix("step_")
+            .and_then(|r| r.strip_suffix(".safetensors"))
+            .is_some_and(|d| d.len() == 8 && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let probe = |n: &str| {
+        !n.starts_with('.') && [".json", ".csv", ".svg", ".seconds"].iter().any(|e| n.len() > e.len() && n.ends_with(e))
+    };
+    let root = |n: &str| RUN_FILES.contains(&n);
+    let mut out = entries(run, "", &|n, dir| (root(n) || temp(n, &root)) && (!dir || n == CHECKPOINTS || n == PROBES))?;
+    for (sub, own) in [(CHECKPOINTS, &checkpoint as &dyn Fn(&str) -> bool), (PROBES, &probe)] {
+        if run.join(sub).is_dir() {
+            out.extend(entries(&run.join(sub), sub, &|n, dir| !dir && (own(n) || temp(n, own)))?);
+        }
+    }
+    Ok(out)
+}
+
+/// The names in `dir` that `own(name, is_dir)` does not accept, as `<prefix>/<name>`.
+fn entries(dir: &Path, prefix: &str, own: &dyn Fn(&str, bool) -> bool) -> Result<Vec<String>> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(true);
+        if !own(&name, is_dir) {
+            out.push(if prefix.is_empty() { name } else { format!("{prefix}/{name}") });
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
 pub fn config(run: &Path) -> PathBuf {
     run.join(CONFIG)
 }

@@ -123,7 +123,7 @@ impl Manifest {
             cpu: seg.cpu.clone(),
             kernels: seg.kernels.clone(),
             dtype: dtype.into(),
-            command: std::env::args().collect(),
+            command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect(),
             started_unix_s: seg.started_unix_s,
             config_toml: None,
             inputs: Default::default(),

@@ -82,12 +82,7 @@ pub struct RunDir {
 /// directory) is refused and left untouched.
 fn refuse_unless_a_run(path: &Path) -> Result<()> {
     let is_manifest = Manifest::read(path).is_ok();
-    let foreign: Vec<String> = std::fs::read_dir(path)
-        .map_err(|e| Error::io(path, e))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !super::layout::RUN_FILES.contains(&n.as_str()) && !n.starts_with('.') && !n.ends_with(".tmp"))
-        .collect();
+    let foreign = super::layout::foreign_files(path)?;
     if is_manifest && foreign.is_empty() {
         return Ok(());
     }

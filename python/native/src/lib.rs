@@ -66,6 +66,14 @@ fn is_f64(dtype: &str) -> PyResult<bool> {
 #[pyfunction]
 fn read(py: Python<'_>, path: PathBuf) -> PyResult<(Vec<Out<'_>>, Option<String>)> {
     let f = tensors::read(&path).map_err(py_err)?;
+    if let Some(t) = f.tensors.iter().find(|t| matches!(t.values, tensors::Values::Other(_))) {
+        let (name, d) = (&t.name, t.dtype_name());
+        let allowed = "allowed floats F64/F32/F16/BF16, integers up to 32 bits, I64, BOOL";
+        return Err(PyValueError::new_err(format!(
+            "{}: tensor {name} has dtype {d}, which windtunnel does not read ({allowed})",
+            path.display()
+        )));
+    }
     Ok((to_py(py, &f.tensors), f.metadata))
 }
 
@@ -243,6 +251,7 @@ fn verify<'py>(
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    windtunnel::config::check_environment().map_err(py_err)?;
     m.add("ARITHMETIC", windtunnel::numerics::ARITHMETIC)?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
