@@ -2,6 +2,7 @@
 //! people, JSON for CI). One implementation behind the CLI and the Python package.
 
 use super::compare::{CompareOpts, Comparison, Criterion, F32_TOL, F64_TOL, compare};
+use super::past_horizon::{self, PastHorizon};
 use crate::error::{Error, Result};
 use crate::io::tensors::TensorFile;
 use serde_json::{Value, json};
@@ -31,6 +32,8 @@ pub struct Report {
     /// How the other side is named in messages (its path, or "other").
     pub other_label: String,
     pub naming_hint: Option<&'static str>,
+    /// Set when a trajectory was longer than its per-step horizon (and compared cut there).
+    pub past_horizon: Option<PastHorizon>,
 }
 
 /// Compare `other` against `reference`. A comparison of no tensors is not a pass.
@@ -40,9 +43,39 @@ pub fn verify(reference: &TensorFile, mut other: TensorFile, opts: &VerifyOpts, 
     let naming_hint = super::names::scheme_hint(&names);
     let (criterion, described) = criterion(opts, reference)?;
     let copts = CompareOpts { criterion, prefixes: opts.keys.clone(), exclude: opts.exclude.clone() };
-    let comparison = compare(reference, &other, &copts);
+    let (comparison, past_horizon) = match past_horizon::horizon(reference) {
+        (h, _) if reference.get("losses").is_some_and(|l| l.numel() > h) => beyond_horizon(reference, other, &copts),
+        _ => (compare(reference, &other, &copts), None),
+    };
     let passed = comparison.passed() && !comparison.rows.is_empty();
-    Ok(Report { comparison, criterion: described, passed, other_label: other_label.to_string(), naming_hint })
+    let other_label = other_label.to_string();
+    Ok(Report { comparison, criterion: described, passed, other_label, naming_hint, past_horizon })
+}
+
+/// Whether `name` is among the tensors compared (`--keys` prefixes, `--exclude`).
+fn judged(copts: &CompareOpts, name: &str) -> bool {
+    let by = |ps: &[String]| ps.iter().any(|p| name.starts_with(p.as_str()));
+    (copts.prefixes.is_empty() || by(&copts.prefixes)) && !by(&copts.exclude)
+}
+
+/// A trajectory past its per-step horizon: compared cut at the horizon, plus its waiting times.
+fn beyond_horizon(
+    reference: &TensorFile,
+    mut other: TensorFile,
+    copts: &CompareOpts,
+) -> (Comparison, Option<PastHorizon>) {
+    let losses = |f: &TensorFile| f.get("losses").and_then(|t| t.to_f64());
+    let waiting = match (losses(reference), losses(&other)) {
+        (Some(r), Some(o)) if judged(copts, "losses") => past_horizon::waiting_rows(&r, &o),
+        _ => vec![],
+    };
+    let mut reference = reference.clone();
+    let past = past_horizon::cut(&mut reference, &mut other);
+    let mut comparison = compare(&reference, &other, copts);
+    if past.is_some() {
+        comparison.rows.extend(waiting);
+    }
+    (comparison, past)
 }
 
 fn rename(other: &mut TensorFile, pairs: &[(String, String)], label: &str) -> Result<()> {
@@ -102,7 +135,7 @@ impl Report {
                 "norm_rel": r.norm_rel, "pass": r.pass, "note": r.note,
             })).collect::<Vec<_>>(),
             "missing_in_other": c.missing_in_other, "only_in_other": c.only_in_other,
-            "naming_hint": self.naming_hint,
+            "naming_hint": self.naming_hint, "past_horizon": self.past_horizon,
         })
     }
 
@@ -111,6 +144,9 @@ impl Report {
     pub fn render(&self, failures_only: bool) -> String {
         let mut s = String::new();
         let c = &self.comparison;
+        if let Some(p) = &self.past_horizon {
+            s += &p.render();
+        }
         let width = c.rows.iter().map(|r| r.name.len()).max().unwrap_or(6).max(6);
         let _ = match (c.first_divergence(), c.missing_in_other.first()) {
             (Some(r), _) => {
