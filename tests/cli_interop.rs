@@ -44,6 +44,10 @@ fn export_then_verify_catches_a_perturbed_tensor_by_name() {
     let (code, out, _) = run(&["verify", s(&a), s(&b)]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("144 tensors compared, 0 failed"), "{out}");
+    assert_eq!(out.lines().count(), 2, "a pass is the diagnosis and the count: {out}");
+    let (code, out, _) = run(&["verify", s(&a), s(&b), "--all"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out.lines().filter(|l| l.ends_with("  ok")).count(), 144, "--all: a row per tensor: {out}");
 
     let mut g = f.clone();
     let t = g.tensors.iter_mut().find(|t| t.name == "grad.blocks.1.mlp.W_out").unwrap();
@@ -138,16 +142,19 @@ fn raw_safetensors(path: &Path, dtype: &str, shape: &[usize], data: &[u8]) {
 }
 
 #[test]
-fn verify_fails_on_what_it_cannot_compare_and_refuses_a_nan_tolerance() {
+fn verify_compares_integer_tensors_exactly_and_refuses_a_nan_tolerance() {
     let (a, b) = (tmp("u8a.safetensors"), tmp("u8b.safetensors"));
     for dtype in ["U8", "BOOL", "I8"] {
         raw_safetensors(&a, dtype, &[2], &[1, 0]);
         raw_safetensors(&b, dtype, &[2], &[1, 1]);
         let (code, out, _) = run(&["verify", s(&a), s(&b)]);
         assert_eq!(code, 1, "{dtype}: {out}");
-        assert!(out.contains("cannot compare dtype") && out.contains("1 failed"), "{dtype}: {out}");
+        assert!(out.contains("1 integer elements differ") && out.contains("1 failed"), "{dtype}: {out}");
         let (code, out, _) = run(&["verify", s(&a), s(&b), "--quiet"]);
         assert_eq!(code, 1, "{dtype} --quiet: {out}");
+        // The same integers agree (exactly: no tolerance applies to them).
+        let (code, out, _) = run(&["verify", s(&a), s(&a)]);
+        assert!(code == 0 && out.contains("0 failed"), "{dtype} against itself: {out}");
         // Left out explicitly, it is not a failure (and nothing is compared).
         let (code, out, _) = run(&["verify", s(&a), s(&b), "--exclude", "x"]);
         assert!(code == 1 && out.contains("0 tensors compared"), "an empty comparison is no pass: {out}");

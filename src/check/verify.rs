@@ -141,7 +141,11 @@ impl Report {
 
     /// The diagnosis line, the table (forward graph, then gradients backward; only failing rows
     /// when `failures_only`), the missing tensors and the one-line result.
-    pub fn render(&self, failures_only: bool) -> String {
+    /// The diagnosis, the table and the count. `quiet`: only what failed, nothing on a pass;
+    /// `all_rows`: every tensor's row, else only the failing ones (a passing comparison of 144
+    /// tensors is two lines).
+    pub fn render(&self, quiet: bool, all_rows: bool) -> String {
+        let failures_only = quiet;
         let mut s = String::new();
         let c = &self.comparison;
         if let Some(p) = &self.past_horizon {
@@ -158,10 +162,11 @@ impl Report {
             (None, None) if self.passed && !failures_only => writeln!(s, "no divergence ({})", self.criterion),
             _ => Ok(()),
         };
-        if !failures_only {
+        let shown = |r: &&super::compare::Row| !r.pass || (all_rows && !quiet);
+        if !quiet && c.rows.iter().any(|r| shown(&r)) {
             let _ = writeln!(s, "{:<width$}  {:<16}  {:>10}  {:>10}  status", "tensor", "shape", "max_abs", "norm_rel");
         }
-        for row in c.rows.iter().filter(|r| !(failures_only && r.pass)) {
+        for row in c.rows.iter().filter(shown) {
             let status = if row.pass { "ok" } else { "FAIL" };
             let note = if row.note.is_empty() { String::new() } else { format!("  ({})", row.note) };
             let shape = format!("{:?}", row.shape);

@@ -33,6 +33,9 @@ pub struct Args {
     /// whose names differ from TransformerLens's one to one).
     #[arg(long, value_name = "FILE")]
     rename: Option<PathBuf>,
+    /// Print a row for every tensor compared, not only for those that failed.
+    #[arg(long)]
+    all: bool,
     #[command(flatten)]
     out: super::Output,
 }
@@ -63,7 +66,7 @@ pub fn run(a: Args) -> Result<Outcome> {
     let report = verify(&r, o, &opts, &a.other.display().to_string())?;
     a.out.emit(&report.to_json());
     if !a.out.json {
-        print!("{}", report.render(a.out.quiet));
+        print!("{}", report.render(a.out.quiet, a.all));
     }
     Ok(if report.passed { Outcome::Ok } else { Outcome::CheckFailed })
 }

@@ -246,7 +246,7 @@ fn verify<'py>(
     let r = from_py(reference, "reference")?;
     let o = from_py(other, &label)?;
     let report = verify_files(&r, o, &opts, &label).map_err(py_err)?;
-    Ok((report.passed, report.to_json().to_string(), report.render(false), report.render(true)))
+    Ok((report.passed, report.to_json().to_string(), report.render(false, true), report.render(true, false)))
 }
 
 #[pymodule]
