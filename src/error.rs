@@ -12,6 +12,8 @@ pub enum Error {
     Io { path: PathBuf, source: std::io::Error },
     /// A file whose contents are not what was expected (truncated, corrupt, wrong config …).
     Format { path: PathBuf, message: String },
+    /// Training stopped by Ctrl-C after `step`, its resume state saved in `run`.
+    Interrupted { step: u64, run: PathBuf },
     /// Anything else, with a complete sentence.
     Other(String),
 }
@@ -40,6 +42,7 @@ impl Error {
             Error::Config { .. } => EXIT_USAGE,
             Error::Io { .. } | Error::Format { .. } => EXIT_FILE,
             Error::Other(_) => EXIT_OTHER,
+            Error::Interrupted { .. } => EXIT_INTERRUPTED,
         }
     }
 }
@@ -52,6 +55,8 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_FILE: u8 = 3;
 /// Exit code of any other failure.
 pub const EXIT_OTHER: u8 = 4;
+/// Exit code after Ctrl-C (128 + SIGINT, as a shell reports a process SIGINT ended).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -60,6 +65,11 @@ impl fmt::Display for Error {
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Format { path, message } => write!(f, "{}: {message}", path.display()),
             Error::Other(m) => write!(f, "{m}"),
+            Error::Interrupted { step, run } => write!(
+                f,
+                "interrupted at step {step}; continue with `windtunnel train --resume {}` (bit-exactly from there)",
+                run.display()
+            ),
         }
     }
 }

@@ -319,8 +319,10 @@ fn a_run_killed_before_its_first_resume_state_resumes_from_step_0_with_the_same_
     }
     std::fs::remove_dir_all(dir.join("checkpoints")).unwrap();
     std::fs::write(dir.join(".metrics.jsonl.12345.tmp"), b"half").unwrap();
-    let out = train(&["train", "--quiet", "--resume", dir.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = train(&["train", "--resume", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("no resume state") && err.contains("from step 0") && !err.contains("resuming"), "{err}");
     let params = |d: &Path| {
         let f = windtunnel::io::tensors::read(&d.join("checkpoints/step_00000020.safetensors")).unwrap();
         f.tensors.iter().flat_map(|t| t.to_f64().unwrap()).map(f64::to_bits).collect::<Vec<u64>>()
@@ -373,4 +375,51 @@ fn stop_after_lag_stops_that_many_steps_after_the_first_target_loss_falls_tenfol
     assert_eq!(strip(&held), strip(&full[..held.len()]), "a stopped run is a prefix of the full one");
     let want = format!("stopped 50 steps after the lag (first-target loss < 0.1 × its first value) at {lag}");
     assert_eq!(why.as_deref(), Some(want.as_str()));
+}
+
+#[test]
+fn ctrl_c_saves_the_resume_state_says_how_to_continue_and_the_resumed_run_has_the_same_bits() {
+    // The canonical model, 20 steps: slow enough (a step takes a tenth of a second or more) for
+    // Ctrl-C to land mid-run.
+    let short = ["--set", "train.max_steps=20", "--set", "train.eval_every=5", "--set", "train.checkpoint_every=10"];
+    let (reference, dir) = (tmpdir("int-ref"), tmpdir("int"));
+    let st = bin().args(["train", "--quiet", "--out", reference.to_str().unwrap()]).args(short).status().unwrap();
+    assert!(st.success());
+    let child = bin()
+        .args(["train", "--out", dir.to_str().unwrap()])
+        .args(short)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once it trains (a record written), Ctrl-C, as a terminal sends it.
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(dir.join("metrics.jsonl")).ok().is_none_or(|m| m.len() == 0) {
+        assert!(t0.elapsed().as_secs() < 120, "no record within 120 s");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let resume = format!("continue with `windtunnel train --resume {}`", dir.display());
+    assert!(err.contains("interrupted at step ") && err.contains(&resume) && !err.contains("error:"), "{err}");
+    let step: u64 = err.split("interrupted at step ").nth(1).unwrap().split(';').next().unwrap().parse().unwrap();
+    assert!((5..20).contains(&step) && dir.join("resume.safetensors").exists(), "{err}");
+    assert!(!dir.join("summary.json").exists());
+    let st = bin().args(["train", "--quiet", "--resume", dir.to_str().unwrap()]).status().unwrap();
+    assert!(st.success());
+    let names = |d: &Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d.join("checkpoints")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&dir), names(&reference), "an interrupt adds no checkpoint file");
+    let params = |d: &Path| {
+        let f = windtunnel::io::tensors::read(&d.join("checkpoints/step_00000020.safetensors")).unwrap();
+        f.tensors.iter().flat_map(|t| t.to_f64().unwrap()).map(f64::to_bits).collect::<Vec<u64>>()
+    };
+    assert!(params(&dir) == params(&reference), "interrupted at step {step}: other bits after resume");
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_dir_all(&reference).ok();
 }

@@ -18,13 +18,24 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "windtunnel",
-    version,
+    version = VERSION.as_str(),
     about = "Bit-reproducible CPU reference for 'Marginals Before Conditionals' (arXiv 2603.10074)"
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// `--version`: the crate version, the git revision it was built from and the arithmetic version
+/// (docs/determinism.md, "Versions"): the three things a run's bits depend on.
+static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "{} (revision {}, arithmetic {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("WINDTUNNEL_GIT_REV"),
+        crate::numerics::ARITHMETIC
+    )
+});
 
 #[derive(Subcommand)]
 enum Command {
@@ -114,6 +125,11 @@ pub fn main() -> ExitCode {
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::CheckFailed) => ExitCode::from(crate::error::EXIT_CHECK_FAILED),
+        // Not an error: what the user asked for, and how to go on.
+        Err(e @ crate::error::Error::Interrupted { .. }) => {
+            eprintln!("{e}");
+            ExitCode::from(e.exit_code())
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code())
@@ -123,6 +139,7 @@ pub fn main() -> ExitCode {
 
 pub use crate::numerics::Dtype;
 pub use output::Output;
+pub use train::{DEFAULT_MARGIN, RunArgs};
 
 /// A count that must be at least 1 (`--groups 0` or `--batch-size 0` would index or divide by nothing).
 fn positive(s: &str) -> Result<usize, String> {

@@ -3,9 +3,9 @@ use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::numerics::Scalar;
 use crate::train::record::Record;
-use crate::train::rundir::{RunDir, Summary};
+use crate::train::rundir::RunDir;
 use crate::train::session::{Open, Progress, run_session};
-use crate::train::tau;
+use crate::train::{stopping, tau};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -95,9 +95,17 @@ pub fn run(a: Args) -> Result<Outcome> {
 fn train<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, out: super::Output) -> Result<Outcome> {
     let tc = &cfg.train;
     let resume = matches!(open, Open::Resume { .. });
+    let verb = match resume {
+        // Killed before its first resume state, or the state was deleted: the same bits again from 0.
+        true if !crate::train::layout::resume(dir).exists() => {
+            "no resume state (resume.safetensors) to continue from: training again from step 0 (the same bits)"
+        }
+        true => "resuming",
+        false => "training",
+    };
     out.note(format!(
         "{} {} K={} ({}; n_b={}, batch {}, lr {:e}, {:?}{}) → {}",
-        if resume { "resuming" } else { "training" },
+        verb,
         cfg.data.task.name(),
         cfg.data.k,
         S::NAME,
@@ -110,21 +118,36 @@ fn train<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, out: super::Output) 
     ));
     let quiet = !out.text();
     let interactive = !quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
-    let progress = Bar::new(interactive, quiet, crate::train::tau::Thresholds::new(cfg.data.k).ln_k, tc.eval_every);
+    let progress = Bar::new(interactive, quiet, &cfg);
     let bar = progress.bar.clone();
     // The one writer of the run (the lock `replicate` and Slurm tasks take too).
     let _lock = crate::train::lock::RunLock::acquire(dir)?;
+    stop_on_ctrl_c();
     let result = run_session::<S>(cfg, dir, open, Box::new(progress));
     bar.finish_and_clear();
     let summary = result?;
     out.emit(&serde_json::json!({ "run": dir, "summary": summary }));
     if out.text() {
-        print_summary(dir, &summary);
+        print!("{}", summary.text(dir));
     }
     Ok(Outcome::Ok)
 }
 
+/// Ctrl-C ends the run after the step in progress, its resume state saved (the error says how to
+/// continue); a second Ctrl-C ends the process at once.
+fn stop_on_ctrl_c() {
+    use std::sync::atomic::Ordering;
+    // Fails only when a handler is already set (a second run in one process): that one serves.
+    let _ = ctrlc::set_handler(|| {
+        if crate::train::session::INTERRUPT.swap(true, Ordering::Relaxed) {
+            std::process::exit(crate::error::EXIT_INTERRUPTED.into());
+        }
+    });
+}
+
 /// Progress display: an indicatif bar on a terminal, plain lines about every 1000 steps otherwise.
+/// The bar runs to the expected stop, not to `max_steps`: before T1 it says the stop waits for T1
+/// (and shows no ETA), after T1 it runs to the stopping rule's step.
 pub struct Bar {
     pub bar: ProgressBar,
     interactive: bool,
@@ -132,27 +155,38 @@ pub struct Bar {
     ln_k: f64,
     plain_every: u64,
     n_records: u64,
+    cfg: RunConfig,
+    t1: Option<u64>,
 }
 
+const WITH_ETA: &str = "{bar:30} {pos}/{len} steps {msg} · {per_sec} · ETA {eta}";
+
 impl Bar {
-    pub fn new(interactive: bool, quiet: bool, ln_k: f64, eval_every: u64) -> Self {
+    pub fn new(interactive: bool, quiet: bool, cfg: &RunConfig) -> Self {
         let bar = ProgressBar::new(0);
-        if interactive {
-            bar.set_style(
-                ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg} · {per_sec} · ETA {eta}")
-                    .expect("valid template")
-                    .progress_chars("█▌ "),
-            );
-        } else {
+        if !interactive {
             bar.set_draw_target(ProgressDrawTarget::hidden());
         }
-        Bar { bar, interactive, quiet, ln_k, plain_every: (1000 / eval_every).max(1), n_records: 0 }
+        let ln_k = tau::Thresholds::new(cfg.data.k).ln_k;
+        let plain_every = (1000 / cfg.train.eval_every).max(1);
+        let mut b = Bar { bar, interactive, quiet, ln_k, plain_every, n_records: 0, cfg: cfg.clone(), t1: None };
+        b.set_style();
+        b
+    }
+
+    fn set_style(&mut self) {
+        let template = match (self.t1, stopping::stops_after_t1(&self.cfg)) {
+            (None, true) => "{spinner} step {pos} {msg} · {per_sec} · stops after T1 (not yet reached)".to_string(),
+            _ => WITH_ETA.to_string(),
+        };
+        self.bar.set_style(ProgressStyle::with_template(&template).expect("valid template").progress_chars("█▌ "));
+        let stop = self.t1.map_or(self.cfg.train.max_steps, |t1| stopping::expected_stop(&self.cfg, t1));
+        self.bar.set_length(stop);
     }
 }
 
 impl Progress for Bar {
-    fn start(&mut self, step: u64, max_steps: u64) {
-        self.bar.set_length(max_steps);
+    fn start(&mut self, step: u64, _max_steps: u64) {
         self.bar.set_position(step);
         self.bar.reset_eta();
     }
@@ -168,68 +202,14 @@ impl Progress for Bar {
             r.dz_paper.map_or("–".into(), |d| format!("{d:+.3}"))
         );
         self.bar.set_message(msg.clone());
+        if self.t1.is_none() && r.candidate_loss.is_some_and(|c| c < tau::Thresholds::T1 * self.ln_k) {
+            self.t1 = Some(r.step);
+            self.set_style();
+            self.bar.reset_eta();
+        }
         self.n_records += 1;
         if !self.interactive && !self.quiet && self.n_records.is_multiple_of(self.plain_every) {
             eprintln!("step {:>7}  {msg}  ({:.1} steps/s)", r.step, r.steps_per_s);
         }
     }
-}
-
-fn opt_step(x: Option<u64>) -> String {
-    x.map_or("not reached".into(), |v| v.to_string())
-}
-
-/// The human-readable end-of-run report.
-pub fn print_summary(dir: &Path, s: &Summary) {
-    let stop = s.stopped.clone().unwrap_or_else(|| "reached max_steps".into());
-    println!("run {}: {} steps ({stop})", dir.display(), s.steps);
-    println!(
-        "  time: {:.0} s training + {:.0} s evaluation ({:.1}% eval overhead), {:.1} steps/s",
-        s.train_seconds,
-        s.eval_seconds,
-        100.0 * s.eval_overhead,
-        s.steps_per_s
-    );
-    if let Some(p) = &s.plateau {
-        println!(
-            "  plateau (evals at steps {}–{}): candidate loss {} = {} × ln K (ln {} = {:.3})",
-            p.window.0,
-            p.window.1,
-            p.candidate_loss.map_or("–".into(), |c| format!("{c:.3}")),
-            p.candidate_over_ln_k.map_or("–".into(), |c| format!("{c:.3}")),
-            s.k,
-            s.ln_k
-        );
-        println!(
-            "           first-target loss {:.3} = {:.3} × ln 36; all-target loss {:.3} = {:.3} × (4/5)·ln 36 = {:.3}",
-            p.first_target_loss,
-            p.first_target_over_ln36,
-            p.train_loss,
-            p.train_over_four_fifths_ln36,
-            0.8 * tau::ln36()
-        );
-    }
-    let t = &s.taus;
-    println!(
-        "  waiting times: T1 = {} (candidate < ½ ln K), T2 = {}, T3 = {}{}, T4 = {}; Δz onset (> 0.1) = {}",
-        opt_step(t.t1),
-        opt_step(t.t2),
-        opt_step(t.t3),
-        match (t.t3_start, t.t3_end) {
-            (Some(a), Some(b)) => format!(" ({a}→{b})"),
-            _ => String::new(),
-        },
-        opt_step(t.t4),
-        opt_step(t.dz_onset)
-    );
-    if let Some(r) = &s.final_record {
-        println!(
-            "  final (step {}): candidate loss {}, candidate accuracy {}, Δz {} nats",
-            r.step,
-            r.candidate_loss.map_or("–".into(), |c| format!("{c:.4}")),
-            r.candidate_accuracy.map_or("–".into(), |c| format!("{:.1}%", 100.0 * c)),
-            r.dz_paper.map_or("–".into(), |d| format!("{d:.2}"))
-        );
-    }
-    println!("  files: {}/metrics.jsonl, summary.json, loss.svg (and .csv), checkpoints/", dir.display());
 }

@@ -12,6 +12,8 @@ pub mod manifest;
 pub mod record;
 pub mod rundir;
 pub mod session;
+pub mod stopping;
+pub mod summary;
 pub mod tau;
 pub mod trainer;
 

@@ -1,61 +1,19 @@
 //! The run directory: `config.toml` (resolved), `manifest.json`, `metrics.jsonl`,
 //! `summary.json`, `checkpoints/`, `resume.safetensors`.
 
-use super::checkpoint::{TrainState, load_resume, save_params, save_resume};
+use super::checkpoint::{load_resume, save_params, save_resume};
 use super::record::Record;
-use super::tau::{Plateau, Taus, plateau, taus};
 use super::trainer::{Sink, Trainer};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::io::tensors::write_atomic;
 use crate::numerics::Scalar;
 use crate::optim::{AdamW, AdamWParams};
-use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use super::manifest::{Manifest, Segment, simd_compiled, simd_cpu};
-
-/// `summary.json`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Summary {
-    pub steps: u64,
-    pub stopped: Option<String>,
-    pub k: usize,
-    pub d: usize,
-    pub ln_k: f64,
-    pub taus: Taus,
-    pub plateau: Option<Plateau>,
-    pub final_record: Option<Record>,
-    pub train_seconds: f64,
-    pub eval_seconds: f64,
-    /// eval_seconds / train_seconds.
-    pub eval_overhead: f64,
-    pub steps_per_s: f64,
-}
-
-pub fn summarize(records: &[Record], state: &TrainState, cfg: &RunConfig, d: usize) -> Summary {
-    let t = taus(records, cfg.data.k);
-    let p = plateau(records, cfg.data.k, t.t1);
-    Summary {
-        steps: state.step,
-        stopped: state.stopped.clone(),
-        k: cfg.data.k,
-        d,
-        ln_k: super::tau::Thresholds::new(cfg.data.k).ln_k,
-        taus: t,
-        plateau: p,
-        final_record: records.last().cloned(),
-        train_seconds: state.train_seconds,
-        eval_seconds: state.eval_seconds,
-        eval_overhead: if state.train_seconds > 0.0 { state.eval_seconds / state.train_seconds } else { 0.0 },
-        steps_per_s: if state.train_seconds > 0.0 {
-            state.step as f64 / (state.train_seconds + state.eval_seconds)
-        } else {
-            0.0
-        },
-    }
-}
+pub use super::summary::{Summary, summarize};
 
 /// Temp files of writes a kill interrupted (`.<name>.<pid>.tmp`, see `write_atomic`).
 fn remove_orphan_temp_files(run: &Path) {
@@ -193,5 +151,13 @@ impl<S: Scalar> Sink<S> for RunDir {
 
     fn progress(&mut self, t: &Trainer<S>, _stats: &super::eval::BatchStats) {
         self.progress.step(t.state.step);
+    }
+
+    /// Only the resume state: the checkpoint files stay those of an uninterrupted run.
+    fn interrupt(&mut self, t: &Trainer<S>) -> Error {
+        match save_resume(&self.path, &t.model, &t.opt, &t.state) {
+            Ok(()) => Error::Interrupted { step: t.state.step, run: self.path.clone() },
+            Err(e) => e,
+        }
     }
 }

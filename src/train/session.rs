@@ -18,6 +18,15 @@ pub trait Progress: Send {
     fn record(&mut self, _record: &Record) {}
 }
 
+/// Set by a Ctrl-C handler (`windtunnel train` installs one): the trainer saves its resume state
+/// after the step in progress and returns [`crate::Error::Interrupted`].
+pub static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether training was asked to stop.
+pub fn interrupted() -> bool {
+    INTERRUPT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// No display.
 pub struct Silent;
 impl Progress for Silent {}

@@ -36,6 +36,10 @@ pub trait Sink<S: Scalar> {
     fn record(&mut self, trainer: &Trainer<S>, record: &Record) -> Result<()>;
     fn checkpoint(&mut self, trainer: &Trainer<S>) -> Result<()>;
     fn progress(&mut self, _trainer: &Trainer<S>, _stats: &BatchStats) {}
+    /// Ctrl-C after a step: keep what continuing needs, and say where.
+    fn interrupt(&mut self, trainer: &Trainer<S>) -> Error {
+        Error::Interrupted { step: trainer.state.step, run: Path::new(".").into() }
+    }
 }
 
 impl<S: Scalar> Trainer<S> {
@@ -152,79 +156,12 @@ impl<S: Scalar> Trainer<S> {
             }
         }
         self.state.window = Default::default();
-        self.update_stopping(&r);
+        self.state.observe(&self.cfg, &r);
         self.state.eval_seconds += t0.elapsed().as_secs_f64();
         let total = self.state.train_seconds + self.state.eval_seconds;
         r.wall_time_s = total;
         r.steps_per_s = if total > 0.0 { step as f64 / total } else { 0.0 };
         Ok(r)
-    }
-
-    fn update_stopping(&mut self, r: &Record) {
-        let (th, tc) = (self.thresholds(), &self.cfg.train);
-        let ln_k = th.ln_k;
-        let cand = r.candidate_loss.unwrap_or(f64::INFINITY);
-        let first = r.first_target_loss;
-        let st = &mut self.state;
-        for (slot, value, frac) in [
-            (&mut st.t1_step, cand, Thresholds::T1),
-            (&mut st.t2_step, first, Thresholds::T2),
-            (&mut st.t3_end_step, cand, Thresholds::T3_END),
-            (&mut st.t4_step, first, Thresholds::T4),
-        ] {
-            if slot.is_none() && th.defined() && value < th.at(frac) {
-                *slot = Some(r.step);
-            }
-        }
-        let first = *st.first_target_at_first_eval.get_or_insert(first);
-        if st.lag_step.is_none() && r.first_target_loss < 0.1 * first {
-            st.lag_step = Some(r.step);
-        }
-        if tc.stop_not_before_t4 && self.state.t4_step.is_none() {
-            return;
-        }
-        if let Some(frac) = tc.early_stop_frac {
-            if cand < frac * ln_k {
-                self.state.early_stop_count += 1;
-                if self.state.early_stop_count >= tc.early_stop_patience {
-                    self.state.stopped = Some(format!(
-                        "early stop at step {}: candidate_loss < {frac}·ln K for {} consecutive evals",
-                        r.step, tc.early_stop_patience
-                    ));
-                }
-            } else {
-                self.state.early_stop_count = 0;
-            }
-        }
-        let st = &self.state;
-        let rules = [
-            tc.stop_after_t1.zip(st.t1_step).map(|(m, t1)| (t1 + m, format!("stopped {m} steps after T1 = {t1}"))),
-            match (tc.stop_after_taus, st.t1_step, st.t2_step, st.t3_end_step) {
-                (Some(m), Some(t1), Some(t2), Some(t3)) => Some((
-                    t1.max(t2).max(t3) + m,
-                    format!("stopped {m} steps after T1 = {t1}, T2 = {t2}, T3 end = {t3}"),
-                )),
-                _ => None,
-            },
-            tc.stop_at_t1_multiple
-                .zip(st.t1_step)
-                .map(|(m, t1)| ((m * t1 as f64).ceil() as u64, format!("stopped at {m}·T1 (T1 = {t1})"))),
-            tc.stop_after_lag.zip(st.lag_step).map(|(m, lag)| {
-                (
-                    lag + m,
-                    format!("stopped {m} steps after the lag (first-target loss < 0.1 × its first value) at {lag}"),
-                )
-            }),
-        ];
-        // The last rule due wins (as before); a rule due before T4 that waited for it says so.
-        if let Some((due, why)) = rules.into_iter().flatten().rfind(|(due, _)| r.step >= *due) {
-            self.state.stopped = Some(match self.state.t4_step {
-                Some(t4) if tc.stop_not_before_t4 && due < t4 => {
-                    format!("{why}, held until T4 = {t4} (train.stop_not_before_t4)")
-                }
-                _ => why,
-            });
-        }
     }
 
     pub fn finished(&self) -> bool {
@@ -248,6 +185,9 @@ impl<S: Scalar> Trainer<S> {
             }
             if is_checkpoint_step(step, tc.checkpoint_every, tc.max_steps) || self.finished() {
                 sink.checkpoint(self)?;
+            }
+            if super::session::interrupted() && !self.finished() {
+                return Err(sink.interrupt(self));
             }
         }
         Ok(())
