@@ -60,13 +60,68 @@ fn bad_data_parameters_exit_2_with_the_field_and_range() {
 fn gradcheck_tiny_prints_rows_and_max_and_fails_above_tolerance() {
     let (code, out, _) = run(&["gradcheck", "--batch-size", "2"]);
     assert_eq!(code, 0);
-    let last = out.lines().last().unwrap();
-    let v: f64 = last.strip_prefix("max_rel_err ").unwrap().parse().unwrap();
-    assert!(v <= 1e-6, "{last}");
-    assert_eq!(out.lines().count(), 72, "header + 70 tensors + max line");
-    let (code, _, err) = run(&["gradcheck", "--batch-size", "2", "--tolerance", "1e-15"]);
+    let lines: Vec<&str> = out.lines().collect();
+    let max = lines[lines.len() - 2];
+    let v: f64 = max.strip_prefix("max_rel_err ").unwrap().parse().unwrap();
+    assert!(v <= 1e-6, "{max}");
+    let verdict = lines[lines.len() - 1];
+    assert!(verdict.starts_with("gradient check passed") && verdict.contains("tolerance 1.0e-6"), "{verdict}");
+    assert_eq!(lines.len(), 73, "header + 70 tensors + max line + verdict");
+    let (code, out, _) = run(&["gradcheck", "--batch-size", "2", "--tolerance", "1e-15"]);
     assert_eq!(code, 1);
-    assert!(err.contains("FAILED"));
+    assert!(
+        out.lines().last().unwrap().starts_with("gradient check FAILED") && out.contains("> tolerance 1.0e-15"),
+        "{out}"
+    );
+    // --quiet prints only what failed: the verdict line alone.
+    let (code, out, _) = run(&["gradcheck", "--batch-size", "2", "--tolerance", "1e-15", "--quiet"]);
+    assert!(code == 1 && out.lines().count() == 1 && out.contains("FAILED"), "{out}");
+}
+
+#[test]
+fn version_names_the_revision_and_the_arithmetic() {
+    let (code, out, _) = run(&["--version"]);
+    assert_eq!(code, 0);
+    let want = format!("windtunnel {} (revision ", env!("CARGO_PKG_VERSION"));
+    assert!(out.starts_with(&want) && out.trim_end().ends_with(", arithmetic 2)"), "{out}");
+}
+
+#[test]
+fn hashes_check_passes_on_the_golden_file_and_names_a_changed_hash() {
+    let golden = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/canonical_f64.txt");
+    let (code, out, err) = run(&["hashes", "--dtype", "f64", "--check", golden]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("78 f64 hashes identical"), "{out}");
+    // Another revision in the header is no difference; one changed hash and another arithmetic are.
+    let text = std::fs::read_to_string(golden).unwrap();
+    let other = std::env::temp_dir().join(format!("wt-golden-{}.txt", std::process::id()));
+    std::fs::write(&other, text.replacen(" at ", " at 000000000000 was ", 1)).unwrap();
+    assert_eq!(run(&["hashes", "--dtype", "f64", "--check", other.to_str().unwrap()]).0, 0);
+    let loss = text.lines().find(|l| l.starts_with("loss ")).unwrap();
+    let bad = text.replace(loss, "loss 0000000000000000").replacen("# arithmetic 2", "# arithmetic 1", 1);
+    std::fs::write(&other, bad).unwrap();
+    let (code, out, _) = run(&["hashes", "--dtype", "f64", "--check", other.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("DIFFERS loss: ") && out.contains("golden 0000000000000000"), "{out}");
+    assert!(
+        out.contains("declares arithmetic 1")
+            && out.contains("2 difference(s) from")
+            && out.contains("(78 f64 hashes computed)"),
+        "{out}"
+    );
+    std::fs::write(&other, "not a golden file\n").unwrap();
+    let (code, _, err) = run(&["hashes", "--check", other.to_str().unwrap()]);
+    assert!(code == 3 && err.contains("not a golden file"), "{err}");
+    std::fs::remove_file(other).ok();
+}
+
+#[test]
+fn a_text_input_from_a_device_is_refused_not_read_without_end() {
+    let (code, _, err) = run(&["train", "--config", "/dev/zero", "--out", "/nonexistent/never"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("/dev/zero") && err.contains("longer than 16 MiB"), "{err}");
+    let (code, _, err) = run(&["hashes", "--check", "/dev/zero"]);
+    assert!(code == 3 && err.contains("longer than 16 MiB"), "{err}");
 }
 
 #[test]

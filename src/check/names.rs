@@ -26,7 +26,7 @@ pub fn scheme_hint(names: &[String]) -> Option<&'static str> {
 
 /// Read a rename file: one `their_name tl_name` pair per line; blank lines and `#` comments skipped.
 pub fn read_rename(path: &Path) -> Result<Vec<(String, String)>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::io::read_text(path)?;
     let mut pairs = vec![];
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();

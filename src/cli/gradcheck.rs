@@ -29,8 +29,8 @@ pub struct Args {
 }
 
 /// Read the `[model]` table of a TOML file (other tables are ignored here).
-pub fn model_config_from_file(path: &PathBuf) -> Result<ModelConfig> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+pub fn model_config_from_file(path: &std::path::Path) -> Result<ModelConfig> {
+    let text = crate::io::read_text(path)?;
     let value: toml::Table = toml::from_str(&text).map_err(|e| Error::format(path, e.to_string()))?;
     let cfg: ModelConfig = match value.get("model") {
         Some(toml::Value::Table(m)) => {
@@ -83,10 +83,16 @@ pub fn run(a: Args) -> Result<Outcome> {
         }
         println!("max_rel_err {max:.3e}");
     }
+    // The verdict and its tolerance, on stdout with the rows (also under --quiet when it failed).
     if passed {
+        if a.out.text() {
+            println!("gradient check passed: max_rel_err {max:.3e} ≤ tolerance {:.1e}", a.tolerance);
+        }
         Ok(Outcome::Ok)
     } else {
-        eprintln!("gradient check FAILED: max_rel_err {max:.3e} > tolerance {:.1e}", a.tolerance);
+        if !a.out.json {
+            println!("gradient check FAILED: max_rel_err {max:.3e} > tolerance {:.1e}", a.tolerance);
+        }
         Ok(Outcome::CheckFailed)
     }
 }

@@ -215,7 +215,7 @@ impl RunConfig {
     pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<Self> {
         match path {
             Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?;
+                let text = crate::io::read_text(p)?;
                 Self::from_toml_with(&text, overrides, &p.display().to_string())
             }
             None => Self::from_toml_with("", overrides, "the canonical config"),

@@ -119,3 +119,28 @@ pub fn parse(text: &str) -> Vec<(String, String)> {
         .filter_map(|l| l.split_once(' ').map(|(k, h)| (k.to_string(), h.trim().to_string())))
         .collect()
 }
+
+/// What differs between a golden file's text and freshly computed hashes, one line per
+/// difference (empty: identical). The header's revision is not compared; its arithmetic version is.
+pub fn differences(golden_text: &str, rows: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let declared = declared_arithmetic(golden_text);
+    if declared != crate::numerics::ARITHMETIC {
+        out.push(format!(
+            "the file declares arithmetic {declared}, this build computes arithmetic {}",
+            crate::numerics::ARITHMETIC
+        ));
+    }
+    let golden = parse(golden_text);
+    for (key, hash) in rows {
+        match golden.iter().find(|(k, _)| k == key) {
+            Some((_, want)) if want == hash => {}
+            Some((_, want)) => out.push(format!("{key}: {hash}, golden {want}")),
+            None => out.push(format!("{key}: not in the file")),
+        }
+    }
+    for (key, _) in golden.iter().filter(|(k, _)| !rows.iter().any(|(r, _)| r == k)) {
+        out.push(format!("{key}: in the file, not computed"));
+    }
+    out
+}
