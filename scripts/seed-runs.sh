@@ -6,6 +6,12 @@
 #   scripts/seed-runs.sh save     stop training; save every run under results/in-progress (to commit):
 #                                 finished runs without checkpoints, unfinished ones with their resume state
 #   scripts/seed-runs.sh status   the state of every run, from the saved runs
+#   scripts/seed-runs.sh displacement K   the displacement suite's 50,000-step run at K (10 or 20) on
+#                                 both cores, then its probe: ≈ 2 h on an idle 2-core machine. Its
+#                                 probe reads checkpoints every 200 steps, which no session keeps
+#                                 for the next, so start it first thing in a session and let it end
+#                                 there (an unfinished one is saved as any other and resumes, but
+#                                 then the probe needs the run retrained for its checkpoints).
 # Two queues, one per core, each run one thread; a run one queue trains is locked, so the other
 # skips it. η = 5e-3 trains last (on Intel its plateau steps are 3-4x slower: subnormals).
 # The pin moved once (c9b247f → 488afaf, for the asymmetry runs' train.stop_after_lag): a run
@@ -53,6 +59,19 @@ case "${1:-}" in
     ( queue $QUEUE_A; queue $QUEUE_B ) > "$WORK/queue-a.log" 2>&1 &
     ( queue $QUEUE_B; queue $QUEUE_A ) > "$WORK/queue-b.log" 2>&1 &
     echo "training in the background: $WORK/queue-{a,b}.log" ;;
+  displacement)
+    k=${2:?K: 10 or 20}; build; restore
+    run="$WORK/paper/runs/displacement_k$k"
+    if [ -f "$run/summary.json" ]; then
+      echo "$run is finished"
+    elif [ -f "$run/resume.safetensors" ]; then
+      RAYON_NUM_THREADS=2 "$BIN" train --quiet --resume "$run" --allow-other-revision
+    else
+      rm -rf "$run"  # nothing to continue from
+      RAYON_NUM_THREADS=2 "$BIN" train --quiet --config "$SRC/configs/canonical_k$k.toml" --out "$run" \
+        --set train.max_steps=50000 --set train.checkpoint_every=200
+    fi
+    "$BIN" probe displacement --run "$run" ;;
   save)
     # The queues first (else each would start its next run), then the runs they train.
     pkill -f "seed-runs.sh start" || true
@@ -66,6 +85,8 @@ case "${1:-}" in
         [ -f "$run/$f" ] && cp "$run/$f" "$dst/"
       done
       [ -f "$run/summary.json" ] || { [ -f "$run/resume.safetensors" ] && cp "$run/resume.safetensors" "$dst/"; }
+      # Probe results (the displacement runs'), without their CSV/SVG renderings.
+      if [ -d "$run/probes" ]; then mkdir -p "$dst/probes"; cp "$run"/probes/*.json "$run"/probes/*.seconds "$dst/probes/" 2>/dev/null || true; fi
     done ;;
   status)
     for run in "$SAVED"/paper/runs/*/; do

@@ -174,9 +174,11 @@ fn the_code_today_retrains_the_start_of_committed_paper_runs_bit_for_bit() {
 /// waiting for runs of the verdicts issue: the asymmetry claim (regraded forward / reverse) until
 /// its runs have a budget in which both tasks reach their lag; the LR and batch suites, graded over
 /// seeds, and the plateau suite's seed rows until seeds 1–2 of their runs are trained (seed-runs.sh);
-/// and the Kramers mechanism, which reads the LR and batch rows.
+/// the displacement suite until its 50,000-step runs are; and the Kramers mechanism, which reads
+/// the LR and batch rows.
 const WAITING_FOR_RUNS: &[&str] = &[
     "asymmetry",
+    "displacement",
     "lr",
     "batch",
     "seeds: lr",

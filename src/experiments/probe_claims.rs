@@ -319,6 +319,38 @@ pub fn ablation_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     Ok(o)
 }
 
+/// Why a displacement row is not graded yet: at paper scale, the 50,000-step run's progress and
+/// what the canonical run (stopped at 3·T1, too few post-transition displacements) showed.
+fn displacement_pending(ctx: &Ctx, r: &RunData) -> Result<String> {
+    let at = r.records.last().map_or(0, |x| x.step);
+    let mut why = match (r.complete, ctx.scale) {
+        (false, Scale::Paper) => format!(
+            "graded on the run {}, trained to the author's 50,000 steps (≈ 200 post-transition displacements): {}",
+            r.name,
+            if at == 0 { "not trained yet".to_string() } else { format!("at step {at}") }
+        ),
+        _ => "run or probe not complete".to_string(),
+    };
+    let canonical = crate::train::layout::probes(&ctx.runs.join(format!("canonical_k{}", r.k())));
+    let mut ignored = 0.0;
+    // Read only (never computed here): the canonical run's checkpoints are not kept.
+    let early: Option<DisplacementReport> =
+        cached_in(&canonical, "displacement", "canonical", false, &mut ignored, || {
+            Err(Error::other("the canonical run's displacement is read, not computed"))
+        })?;
+    if let (Scale::Paper, Some(rep)) = (ctx.scale, early) {
+        let ph = |n: &str| rep.phases.iter().find(|p| p.phase == n).map_or((None, 0), |p| (p.cosine_mean, p.n));
+        let c = |(x, n): (Option<f64>, usize)| x.map_or("–".into(), |x| format!("{x:+.3} (n {n})"));
+        why += &format!(
+            "; not graded: the canonical run, stopped at 3·T1, gives cos plateau {}, pre {}, post {}",
+            c(ph("plateau")),
+            c(ph("pre-transition")),
+            c(ph("post"))
+        );
+    }
+    Ok(why)
+}
+
 pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let runs = probe_runs(ctx, "displacement")?;
     let mut secs = 0.0;
@@ -331,7 +363,7 @@ pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
         };
         let claim = format!("Random walk on the plateau, then coherent descent (K = {})", r.k());
         let Some(rep) = cached(ctx, r, "displacement", &mut secs, displacement::run_displacement)? else {
-            rows.push(Row::incomplete(&claim, paper, "run or probe not complete"));
+            rows.push(Row::incomplete(&claim, paper, displacement_pending(ctx, r)?));
             continue;
         };
         let rep: DisplacementReport = rep;

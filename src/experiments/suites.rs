@@ -11,7 +11,9 @@
 //! waiting time); a run that never transitions still runs to its full length. The canonical runs
 //! also never stop before T4, which Δz lead needs (at large K it comes after 2·T1). The LR sweep's
 //! η = 1e-3 point is the canonical K = 20 run. The fixed-D runs (the author's early stop at
-//! 0.01·ln K) stop at 1.2·T1: the claim needs T1 only.
+//! 0.01·ln K) stop at 1.2·T1: the claim needs T1 only. Displacement is the exception the other
+//! way: its post-transition phase is an average over the author's full 50,000 steps, so its runs
+//! (`displacement_k10`, `displacement_k20`) train the canonical configs to the end.
 
 use super::claims::{Ctx, SuiteOutcome};
 use super::runner::RunSpec;
@@ -110,6 +112,17 @@ fn paper_batch() -> Vec<RunSpec> {
 /// The K = 10 and K = 20 canonical runs every probe suite reads.
 fn paper_probed() -> Vec<RunSpec> {
     vec![canonical(10), canonical(20)]
+}
+
+/// Displacement coherence needs the author's 50,000 steps: a run stopped at 3·T1 holds ≈ 15
+/// post-transition displacements, his ≈ 200. The canonical K = 10 / 20 configs run to the end,
+/// a checkpoint every 200 steps (the probe's displacement interval).
+pub const DISPLACEMENT_BUDGET: [&str; 2] = ["train.max_steps=50000", "train.checkpoint_every=200"];
+
+fn paper_displacement() -> Vec<RunSpec> {
+    [10, 20]
+        .map(|k| RunSpec::new(format!("displacement_k{k}"), format!("canonical_k{k}.toml"), &DISPLACEMENT_BUDGET))
+        .to_vec()
 }
 
 /// The reverse task and both readings of the forward one, K = 5, 10, 20, on the launch script's
@@ -221,7 +234,7 @@ pub static SUITES: [Suite; 13] = [
     },
     Suite {
         name: "displacement",
-        paper: paper_probed,
+        paper: paper_displacement,
         ci: ci::probed,
         analyse: probe_claims::displacement_suite,
         reads_probes: true,
