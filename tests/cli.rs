@@ -184,6 +184,13 @@ fn replicate_works_from_any_directory_with_the_built_in_configs() {
         run(&["replicate", "plateau", "--scale", "paper", "--out", "r", "--list", "--configs", "/nonexistent"]);
     assert_eq!(code, 3, "an I/O error: {err}");
     assert!(err.contains("/nonexistent/zlen1_k10.toml"), "{err}");
+    // No suite named: usage, with the names to choose from.
+    let (code, _, err) = run(&["replicate", "--list"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("SUITES") && err.contains("allowed: all, plateau, fixed-d") && err.contains("linear"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -65,6 +65,13 @@ fn every_results_command_speaks_json() {
     assert!(std::fs::read_to_string(dir.join("loss.svg")).unwrap().contains("first-target loss"));
     let a = json(&["probe", "attention", "--run", r, "--examples", "4", "--json"]);
     assert!(a["heads"].as_array().is_some_and(|h| !h.is_empty()), "{a}");
+    // A line per checkpoint on stderr while a probe works (the run has checkpoints at 0, 1, 2);
+    // none with --quiet.
+    let (code, _, err) = run(&["probe", "attention", "--run", r, "--examples", "4"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("attention: checkpoint 1/3 (step 0)") && err.contains("checkpoint 3/3 (step 2)"), "{err}");
+    let (code, _, err) = run(&["probe", "attention", "--run", r, "--examples", "4", "--quiet"]);
+    assert_eq!((code, err.as_str()), (0, ""));
     let l =
         json(&["replicate", "plateau", "--scale", "paper", "--out", tmp("rep").to_str().unwrap(), "--list", "--json"]);
     let units = l["units"].as_array().unwrap();

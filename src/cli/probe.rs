@@ -80,19 +80,19 @@ pub fn run(a: Args) -> Result<Outcome> {
     let out = a.out;
     match a.probe {
         Probe::Snap { run, groups } => {
-            let r = snap::run_snap(&RunView::open(&run.run)?, run.steps, groups)?;
+            let r = snap::run_snap(&view(&run.run, out)?, run.steps, groups)?;
             show(out, &r, print_snap)
         }
         Probe::Attention { run, examples } => {
-            let r = attention::run_attention(&RunView::open(&run.run)?, run.steps, examples)?;
+            let r = attention::run_attention(&view(&run.run, out)?, run.steps, examples)?;
             show(out, &r, print_attention)
         }
         Probe::Ablate { run } => {
-            let r = ablation::run_ablation(&RunView::open(&run.run)?, run.steps)?;
+            let r = ablation::run_ablation(&view(&run.run, out)?, run.steps)?;
             show(out, &r, print_ablation)
         }
         Probe::Hessian { run, batch_size, lanczos_steps } => {
-            let view = RunView::open(&run.run)?;
+            let view = view(&run.run, out)?;
             if out.text() {
                 print_hessian_header();
             }
@@ -105,13 +105,20 @@ pub fn run(a: Args) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
         Probe::Displacement { run } => {
-            let r = displacement::run_displacement(&RunView::open(&run)?)?;
+            let r = displacement::run_displacement(&view(&run, out)?)?;
             show(out, &r, print_displacement)
         }
         Probe::Linear { k, n_b, steps, hidden, positions, out: dir } => {
             linear(out, k, n_b, steps, hidden, &positions, dir)
         }
     }
+}
+
+/// The run, with a progress line per checkpoint unless --quiet.
+fn view(dir: &std::path::Path, out: super::Output) -> Result<RunView> {
+    let mut v = RunView::open(dir)?;
+    v.progress = !out.quiet;
+    Ok(v)
 }
 
 /// The result as JSON (`--json`) or as text.

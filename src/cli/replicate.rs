@@ -14,7 +14,6 @@ use std::time::Instant;
 pub struct Args {
     /// Suites to run (or `all`): plateau, fixed-d, d-scaling, lr, batch, snap, ablation, hessian,
     /// displacement, dz-lead, asymmetry, z-sharing, linear.
-    #[arg(required = true)]
     suites: Vec<String>,
     /// `ci` (reduced, minutes) or `paper` (the paper's configurations, hours).
     #[arg(long, default_value = "ci")]
@@ -117,6 +116,10 @@ fn parse_scale(s: &str) -> Result<Scale> {
 }
 
 fn parse_suites(names: &[String]) -> Result<Vec<&'static Suite>> {
+    if names.is_empty() {
+        let known: Vec<&str> = SUITES.iter().map(|s| s.name).collect();
+        return Err(Error::config("SUITES", format!("none given (allowed: all, {})", known.join(", "))));
+    }
     if names.iter().any(|s| s == "all") {
         return Ok(SUITES.iter().collect());
     }

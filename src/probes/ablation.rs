@@ -145,7 +145,9 @@ pub fn run_ablation(run: &RunView, steps: Option<Vec<u64>>) -> Result<AblationRe
         })
         .collect();
     let mut checkpoints = vec![];
-    for (label, step) in labelled {
+    let n = labelled.len();
+    for (i, (label, step)) in labelled.into_iter().enumerate() {
+        run.note_checkpoint("ablate", i, n, step);
         checkpoints.push(ablate_checkpoint(run, &label, step, &batches)?);
     }
     let report = AblationReport { tau_t1: tau, n_examples: idx.len(), checkpoints };

@@ -83,7 +83,8 @@ pub fn run_attention(run: &RunView, steps: Option<Vec<u64>>, n_examples: usize) 
         .flat_map(|layer| (0..cfg.n_heads).flat_map(move |head| [10usize, 11].map(|query| (layer, head, query))))
         .map(|(layer, head, query)| HeadTrace { layer, head, query, attention: vec![], onset: None })
         .collect();
-    for &step in &steps {
+    for (i, &step) in steps.iter().enumerate() {
+        run.note_checkpoint("attention", i, steps.len(), step);
         let model: Model<f32> = run.model(step)?;
         let att = attention_to_z(run, &model, &idx);
         for tr in traces.iter_mut() {

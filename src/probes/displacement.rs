@@ -68,7 +68,10 @@ pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
     let mut prev: Option<Model<f32>> = None;
     let mut prev_delta: Option<Vec<f32>> = None;
     let mut points = vec![];
-    for &s in &steps {
+    for (i, &s) in steps.iter().enumerate() {
+        if i % 25 == 0 {
+            run.note_checkpoint("displacement", i, steps.len(), s);
+        }
         let m: Model<f32> = run.model(s)?;
         if let Some(p) = &prev
             && s - steps[steps.iter().position(|&x| x == s).unwrap() - 1] == STRIDE

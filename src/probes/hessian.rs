@@ -123,7 +123,8 @@ pub fn run_hessian(
     let tau = run.t1("hessian")?;
     let steps = steps.unwrap_or_else(|| schedule(run, tau));
     let mut points = vec![];
-    for &s in &steps {
+    for (i, &s) in steps.iter().enumerate() {
+        run.note_checkpoint("hessian", i, steps.len(), s);
         let p = hessian_at(run, s, batch_size, lanczos_steps, tau)?;
         on_point(&p);
         points.push(p);

@@ -22,6 +22,8 @@ pub struct RunView {
     pub steps: Vec<u64>,
     pub mapping: Mapping,
     pub train: TrainSet,
+    /// A line on stderr per checkpoint probed (a probe can take minutes); off for `--quiet`.
+    pub progress: bool,
 }
 
 impl RunView {
@@ -40,7 +42,15 @@ impl RunView {
         }
         let mapping = generate(&cfg.data)?;
         let train = train_split(&mapping);
-        Ok(RunView { dir: dir.to_path_buf(), cfg, records, taus, steps, mapping, train })
+        Ok(RunView { dir: dir.to_path_buf(), cfg, records, taus, steps, mapping, train, progress: true })
+    }
+
+    /// `[run] probe: checkpoint i/n (step s)` on stderr, as a probe reaches each checkpoint.
+    pub fn note_checkpoint(&self, probe: &str, i: usize, n: usize, step: u64) {
+        if self.progress {
+            let name = self.dir.file_name().map_or("run".into(), |n| n.to_string_lossy());
+            eprintln!("[{name}] {probe}: checkpoint {}/{n} (step {step})", i + 1);
+        }
     }
 
     pub fn last_step(&self) -> u64 {

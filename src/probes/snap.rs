@@ -71,7 +71,8 @@ pub fn run_snap(run: &RunView, steps: Option<Vec<u64>>, n_groups: usize) -> Resu
     let idx: Vec<usize> = (0..run.mapping.groups.len()).collect();
     let groups = PyRandom::new(42).sample(&idx, n_groups.min(idx.len()));
     let mut points = Vec::new();
-    for &step in &steps {
+    for (i, &step) in steps.iter().enumerate() {
+        run.note_checkpoint("snap", i, steps.len(), step);
         let model: Model<f32> = run.model(step)?;
         let acc = group_accuracies(run, &model, &groups);
         let n = acc.len() as f64;
