@@ -15,3 +15,13 @@ fi
 PATH="$VENV/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" "$VENV/bin/pip" install -q --disable-pip-version-check --no-build-isolation \
     --force-reinstall --no-deps ./python
 "$VENV/bin/pytest" -q -p no:cacheprovider python/tests
+# The wheel a machine without Rust installs: one abi3 wheel for every CPython >= 3.9. Built (the
+# extension is already compiled in target/) and installed into a second venv, where it imports.
+rm -rf target/wheels
+PATH="$VENV/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" "$VENV/bin/maturin" build --quiet --release \
+    -m python/pyproject.toml --out target/wheels
+wheel=$(ls target/wheels/windtunnel-*-cp39-abi3-*.whl)
+WHEEL_VENV="$VENV-wheel"
+[ -x "$WHEEL_VENV/bin/pip" ] || python3 -m venv "$WHEEL_VENV"
+"$WHEEL_VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall "$wheel"
+"$WHEEL_VENV/bin/python" -c 'import windtunnel as wt; d = wt.data(overrides={"data.k": 3, "data.n_b": 5}); assert d.k == 3' && echo "abi3 wheel OK: $wheel"

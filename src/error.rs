@@ -12,8 +12,8 @@ pub enum Error {
     Io { path: PathBuf, source: std::io::Error },
     /// A file whose contents are not what was expected (truncated, corrupt, wrong config …).
     Format { path: PathBuf, message: String },
-    /// Training stopped by Ctrl-C after `step`, its resume state saved in `run`.
-    Interrupted { step: u64, run: PathBuf },
+    /// Stopped by Ctrl-C after `step`; for a training run, its resume state is saved in `run`.
+    Interrupted { step: u64, run: Option<PathBuf> },
     /// Anything else, with a complete sentence.
     Other(String),
 }
@@ -65,7 +65,8 @@ impl fmt::Display for Error {
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Format { path, message } => write!(f, "{}: {message}", path.display()),
             Error::Other(m) => write!(f, "{m}"),
-            Error::Interrupted { step, run } => write!(
+            Error::Interrupted { step, run: None } => write!(f, "interrupted at step {step}"),
+            Error::Interrupted { step, run: Some(run) } => write!(
                 f,
                 "interrupted at step {step}; continue with `windtunnel train --resume {}` (bit-exactly from there)",
                 run.display()

@@ -23,13 +23,13 @@ def test_transformerlens_dumps_pass_their_preset(golden, dtype):
     assert report.compared == 74 and report.first_divergence is None
     assert report.criterion.startswith(f"preset {dtype}")
     assert abs(ref.loss - float(dump["loss"])) <= 1e-5 * abs(ref.loss)
-    two = wt.reference(init, dump["tokens"][:2], dump["labels"][:2])
+    two = wt.reference(init, dump["tokens"][:2], dump["labels"][:2], hooks=True)
     assert wt.assert_matches(dump, two, keys=["cache."]).compared == len(dump.cache) > 40
 
 
 def test_the_loss_is_the_mean_cross_entropy_of_shifted_logits():
     d = wt.data()
-    ref = wt.reference(wt.init(3, dtype="f64"), d.tokens[:16], d.labels[:16])
+    ref = wt.reference(wt.init(3, dtype="f64"), d.tokens[:16], d.labels[:16], hooks=True)
     logits, labels = ref.logits[:, :-1], d.labels[:16, 1:]
     scored = labels != -100
     z = logits - logits.max(-1, keepdims=True)
@@ -93,3 +93,17 @@ def test_batch_is_the_cli_exports_batch(tmp_path):
     assert not np.array_equal(wt.batch(8, seed=4)["tokens"], b["tokens"])
     with pytest.raises(ValueError, match="batch-size"):
         wt.batch(0)
+
+
+def test_reference_compares_what_the_port_provides_and_says_how_to_locate_a_difference():
+    d = wt.data()
+    mine = dict(wt.reference(wt.init(1), d.tokens[:4], d.labels[:4], hooks=False))
+    assert not any(k.startswith("cache.") for k in mine)
+    ref = wt.reference(mine)  # no activations given: none computed, so nothing is missing
+    assert not any(k.startswith("cache.") for k in ref)
+    wt.assert_matches(ref, mine)
+    mine["logits"] = mine["logits"] + 1e-2
+    with pytest.raises(AssertionError, match=r"add activations \(`cache.<hook name>`"):
+        wt.assert_matches(ref, mine)
+    with_cache = dict(wt.reference(wt.init(1), d.tokens[:4], d.labels[:4], hooks=True))
+    assert any(k.startswith("cache.") for k in wt.reference(with_cache))

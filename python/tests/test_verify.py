@@ -12,7 +12,7 @@ def case(request):
     d = wt.data()
     params = wt.init(f"{wt_root()}/golden/tl/init_{dtype}.safetensors", dtype=dtype)
     batch = dict(tokens=d.tokens[:16], labels=d.labels[:16])
-    return dtype, params, batch, wt.reference(params, **batch)
+    return dtype, params, batch, wt.reference(params, **batch, hooks=True)
 
 
 def wt_root():
@@ -23,14 +23,14 @@ def wt_root():
 
 def test_a_wrong_layer_norm_eps_is_found_at_the_first_scale(case):
     dtype, params, batch, ref = case
-    port = wt.reference(params, **batch, overrides={"model.eps": 1e-6})
+    port = wt.reference(params, **batch, hooks=True, overrides={"model.eps": 1e-6})
     report = wt.verify(ref, port)
     assert not report and report.first_divergence == "cache.blocks.0.ln1.hook_scale"
 
 
 def test_another_activation_is_found_at_the_mlp(case):
     dtype, params, batch, ref = case
-    port = wt.reference(params, **batch, overrides={"model.act_fn": "relu"})
+    port = wt.reference(params, **batch, hooks=True, overrides={"model.act_fn": "relu"})
     assert wt.verify(ref, port).first_divergence == "cache.blocks.0.mlp.hook_post"
 
 
@@ -39,7 +39,7 @@ def test_a_changed_weight_is_named(case):
     nudged = dict(params)
     nudged["blocks.1.attn.W_V"] = params["blocks.1.attn.W_V"].copy()
     nudged["blocks.1.attn.W_V"].flat[0] += 1e-3
-    report = wt.verify(ref, wt.reference(nudged, **batch))
+    report = wt.verify(ref, wt.reference(nudged, **batch, hooks=True))
     assert report.first_divergence == "blocks.1.attn.W_V"
     assert report.row("blocks.0.attn.W_V")["pass"] and not report.row("logits")["pass"]
 
@@ -66,7 +66,7 @@ def test_a_loss_saved_as_shape_1_and_torch_style_inputs_compare():
 
 def test_assert_matches_raises_with_the_diagnosis(case):
     dtype, params, batch, ref = case
-    port = wt.reference(params, **batch, overrides={"model.act_fn": "relu"})
+    port = wt.reference(params, **batch, hooks=True, overrides={"model.act_fn": "relu"})
     with pytest.raises(AssertionError) as e:
         wt.assert_matches(ref, port)
     text = str(e.value)

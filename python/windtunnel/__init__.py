@@ -19,6 +19,13 @@ from typing import Any, Iterable, Mapping, Optional, Union
 import numpy as np
 
 from . import _native
+
+try:  # the installed distribution's version (pyproject.toml), e.g. for bug reports
+    from importlib.metadata import version as _version
+
+    __version__ = _version("windtunnel")
+except Exception:  # pragma: no cover - running from a source tree that was never installed
+    __version__ = "unknown"
 from ._report import Report
 from ._tensors import Source, Tensors, as_array, from_native, is_path, to_native
 from .metrics import metrics, metrics_frame
@@ -100,17 +107,21 @@ def reference(
     tokens: Any = None,
     labels: Any = None,
     dtype: Optional[str] = None,
-    hooks: bool = True,
+    hooks: Optional[bool] = None,
     config: Optional[PathLike] = None,
     overrides: Optional[Mapping[str, Any]] = None,
 ) -> Tensors:
     """windtunnel's forward and backward of ``params`` (a mapping or a file, TL names; extra
     entries ignored) on ``tokens``/``labels`` (int [B, T]; default: those in ``params``): the
     parameters, batch, ``logits``, ``loss``, ``grad.*`` and, with ``hooks``, ``cache.*``, in the
-    names a port's file uses. ``dtype`` defaults to f64 when the parameters are float64. The
+    names a port's file uses. ``hooks`` defaults to what ``params`` provides: activations
+    (``cache.*``) when it holds any, so ``reference(mine)`` compares like with like.
+    ``dtype`` defaults to f64 when the parameters are float64. The
     model config is ``config``/``overrides`` if given, else the one a loaded file records, else
     the canonical model."""
     src = load(params) if is_path(params) else params
+    if hooks is None:
+        hooks = any(str(k).startswith("cache.") for k in src)
     given = {"tokens": tokens, "labels": labels}
     batch = {}
     for k, v in given.items():
@@ -172,7 +183,13 @@ def assert_matches(reference: Source, other: Source, **kw: Any) -> Report:
     ``other`` differs (for pytest). Returns the report when it matches."""
     report = verify(reference, other, **kw)
     if not report.passed:
-        raise AssertionError(report.failures())
+        message = report.failures()
+        if not any(str(k).startswith("cache.") for side in (reference, other) if not is_path(side) for k in side):
+            message += (
+                "\nonly outputs were compared: add activations (`cache.<hook name>`, e.g. "
+                "cache.blocks.0.attn.hook_pattern) to both sides to locate where the port first differs"
+            )
+        raise AssertionError(message)
     return report
 
 

@@ -73,6 +73,10 @@ pub fn trajectory_tensors<S: Scalar>(
     let (mut losses, mut lr, mut gn2) = (vec![], vec![], vec![]);
     let mut out = vec![];
     for s in 1..=steps {
+        // Ctrl-C (the Python binding sets the flag when the interpreter sees SIGINT).
+        if crate::train::session::interrupted() {
+            return Err(crate::error::Error::Interrupted { step: s - 1, run: None });
+        }
         let stats = tr.step()?;
         losses.push(stats.loss);
         lr.push(tr.state.last_lr);

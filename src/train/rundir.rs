@@ -156,7 +156,7 @@ impl<S: Scalar> Sink<S> for RunDir {
     /// Only the resume state: the checkpoint files stay those of an uninterrupted run.
     fn interrupt(&mut self, t: &Trainer<S>) -> Error {
         match save_resume(&self.path, &t.model, &t.opt, &t.state) {
-            Ok(()) => Error::Interrupted { step: t.state.step, run: self.path.clone() },
+            Ok(()) => Error::Interrupted { step: t.state.step, run: Some(self.path.clone()) },
             Err(e) => e,
         }
     }

@@ -38,7 +38,7 @@ pub trait Sink<S: Scalar> {
     fn progress(&mut self, _trainer: &Trainer<S>, _stats: &BatchStats) {}
     /// Ctrl-C after a step: keep what continuing needs, and say where.
     fn interrupt(&mut self, trainer: &Trainer<S>) -> Error {
-        Error::Interrupted { step: trainer.state.step, run: Path::new(".").into() }
+        Error::Interrupted { step: trainer.state.step, run: None }
     }
 }
 

@@ -4,7 +4,7 @@
 //! library's own (the CLI's `data`, `export`, `export --steps`, `verify`), so both front ends
 //! give the same bits and the same judgements.
 
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,40 @@ fn py_err(e: Error) -> PyErr {
         Error::Config { .. } | Error::Format { .. } => PyValueError::new_err(e.to_string()),
         Error::Io { .. } => PyOSError::new_err(e.to_string()),
         Error::Other(_) => PyRuntimeError::new_err(e.to_string()),
+        Error::Interrupted { .. } => PyKeyboardInterrupt::new_err(e.to_string()),
+    }
+}
+
+/// Run `work` without the GIL on a thread of its own while this thread checks for signals: Ctrl-C
+/// sets the library's interrupt flag (the step loop stops after its step) and is raised here as
+/// the interpreter's own KeyboardInterrupt.
+fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> windtunnel::error::Result<T> + Send) -> PyResult<T> {
+    use std::sync::atomic::Ordering;
+    use windtunnel::train::session::INTERRUPT;
+    let mut signal: Option<PyErr> = None;
+    let out = py.detach(|| {
+        std::thread::scope(|scope| {
+            let handle = scope.spawn(work);
+            while !handle.is_finished() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                if signal.is_none()
+                    && let Err(e) = Python::attach(|py| py.check_signals())
+                {
+                    INTERRUPT.store(true, Ordering::Relaxed);
+                    signal = Some(e);
+                }
+            }
+            handle.join()
+        })
+    });
+    INTERRUPT.store(false, Ordering::Relaxed);
+    let out = out.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    match (signal, out) {
+        // The step loop saw the flag: KeyboardInterrupt saying where it stopped.
+        (Some(_), Err(e @ Error::Interrupted { .. })) => Err(py_err(e)),
+        // Any other end after Ctrl-C: the interpreter's own KeyboardInterrupt.
+        (Some(signal), _) => Err(signal),
+        (None, out) => out.map_err(py_err),
     }
 }
 
@@ -208,14 +242,13 @@ fn trajectory<'py>(
         export::trajectory_tensors(&mut tr, steps, every)
     }
     let f64 = is_f64(dtype)?;
-    let out = py.detach(|| {
+    let (ts, meta) = interruptible(py, || {
         if f64 {
             run::<f64>(cfg, &init, params.as_ref(), steps, every)
         } else {
             run::<f32>(cfg, &init, params.as_ref(), steps, every)
         }
-    });
-    let (ts, meta) = out.map_err(py_err)?;
+    })?;
     Ok((to_py(py, &ts), meta))
 }
 
