@@ -18,8 +18,8 @@ PATH="$VENV/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" "$VENV/bin/pip" install -q
 # The wheel a machine without Rust installs: one abi3 wheel for every CPython >= 3.9. Built (the
 # extension is already compiled in target/) and installed into a second venv, where it imports.
 rm -rf target/wheels
-PATH="$VENV/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" "$VENV/bin/maturin" build --quiet --release \
-    -m python/pyproject.toml --out target/wheels
+(cd python && PATH="$VENV/bin:$PATH" CARGO_TARGET_DIR="$PWD/../target" "$VENV/bin/maturin" build --quiet --release \
+    --out ../target/wheels)
 wheel=$(ls target/wheels/windtunnel-*-cp39-abi3-*.whl)
 WHEEL_VENV="$VENV-wheel"
 [ -x "$WHEEL_VENV/bin/pip" ] || python3 -m venv "$WHEEL_VENV"

@@ -14,7 +14,7 @@ NO_RUST = (
     "on PATH. Either install Rust (https://rustup.rs: `curl --proto '=https' -sSf https://sh.rustup.rs | sh`, "
     "then open a new shell) and run pip again, or install a prebuilt wheel, which needs no Rust: "
     "`pip install windtunnel-<version>-cp39-abi3-<platform>.whl` (build one on a machine with Rust with "
-    "`maturin build --release -m python/pyproject.toml`; python/README.md)."
+    "`cd python && maturin build --release`; python/README.md)."
 )
 
 
