@@ -124,7 +124,8 @@ fn cancel_mid_run(out: &Path, run: &str, index: usize) {
 #[ignore = "needs a running Slurm (scripts/slurm-local.sh start); .ci/run runs it"]
 fn slurm_runs_are_bit_identical_to_local_ones_and_resubmit_only_what_is_missing() {
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let (local, slurm) = (tmp.join("slurm-identity-local"), tmp.join("slurm-identity-slurm"));
+    // A space in the Slurm side's results directory: sbatch must get every path in one piece.
+    let (local, slurm) = (tmp.join("slurm-identity-local"), tmp.join("slurm identity slurm"));
     let _ = std::fs::remove_dir_all(&local);
     let _ = std::fs::remove_dir_all(&slurm);
 
@@ -146,6 +147,12 @@ fn slurm_runs_are_bit_identical_to_local_ones_and_resubmit_only_what_is_missing(
     assert!(err.contains("1 training task(s)"), "{err}");
     let log = std::fs::read_to_string(slurm.join("ci/slurm/logs/train-ci_canonical_k5.log")).unwrap();
     assert!(log.contains("resuming at step"), "{log}");
+    // Slurm's own task logs land in logs/, the space in the path notwithstanding.
+    let logs: Vec<String> = std::fs::read_dir(slurm.join("ci/slurm/logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(logs.iter().filter(|n| n.starts_with("slurm-") && n.ends_with(".out")).count() >= 5, "{logs:?}");
 
     let (a, b) = (parameters(&local), parameters(&slurm));
     assert_eq!(a.len(), b.len());

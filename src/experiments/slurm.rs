@@ -205,7 +205,8 @@ impl Script<'_> {
         let path = slurm_dir(self.plan).join(file);
         let text = self.text(name, units);
         crate::io::tensors::write_atomic(&path, text.as_bytes())?;
-        let mut args: Vec<String> = vec!["--parsable".into()];
+        let logs = slurm_dir(self.plan).join("logs");
+        let mut args: Vec<String> = vec!["--parsable".into(), format!("--output={}/slurm-%A_%a.out", logs.display())];
         if !after.is_empty() {
             args.push(format!("--dependency=afterany:{}", after.join(":")));
         }
@@ -233,7 +234,8 @@ impl Script<'_> {
         let o = self.o;
         let logs = slurm_dir(self.plan).join("logs");
         let mut s = format!("#!/bin/bash\n#SBATCH --job-name={name}\n#SBATCH --array=0-{}\n", units.len() - 1);
-        s += &format!("#SBATCH --output={}/slurm-%A_%a.out\n", logs.display());
+        // --output is given on sbatch's command line (one argv element): an #SBATCH line is split
+        // at spaces, and the results directory may have one.
         s += &format!(
             "#SBATCH --time={}\n#SBATCH --cpus-per-task={}\n#SBATCH --mem={}\n",
             o.time, o.cpus_per_task, o.mem
