@@ -6,12 +6,12 @@
 #   scripts/seed-runs.sh save     stop training; save every run under results/in-progress (to commit):
 #                                 finished runs without checkpoints, unfinished ones with their resume state
 #   scripts/seed-runs.sh status   the state of every run, from the saved runs
-#   scripts/seed-runs.sh displacement K   the displacement suite's 50,000-step run at K (10 or 20) on
-#                                 both cores, then its probe: ≈ 2 h on an idle 2-core machine. Its
-#                                 probe reads checkpoints every 200 steps, which no session keeps
-#                                 for the next, so start it first thing in a session and let it end
-#                                 there (an unfinished one is saved as any other and resumes, but
-#                                 then the probe needs the run retrained for its checkpoints).
+#   scripts/seed-runs.sh displacement K   the displacement suite's 50,000-step run at K (10 or 20)
+#                                 on both cores, then its probe (≈ 3 h on an idle 2-core machine)
+# The displacement runs are queued too, one thread each, across sessions: their probe needs the
+# checkpoint every 200 steps, which no session keeps for the next (250 of 3.2 MB), so `save`
+# measures the displacements so far (the checked-out revision's probe) and keeps that report
+# with the last two checkpoints, from which the next session's probe continues bit for bit.
 # Two queues, one per core, each run one thread; a run one queue trains is locked, so the other
 # skips it. η = 5e-3 trains last (on Intel its plateau steps are 3-4x slower: subnormals).
 # The pin moved once (c9b247f → 488afaf, for the asymmetry runs' train.stop_after_lag): a run
@@ -24,17 +24,48 @@ WORK=${SEED_WORK:-runs/seeds}
 PIN=$(cat "$SAVED/REVISION")
 SRC=target/pinned-src-$PIN
 BIN=target/pinned-$PIN/release/windtunnel
+PROBE=target/release/windtunnel   # the displacement probe (continues an earlier report)
 seeded() { for r in "$@"; do echo "${r}_s1,${r}_s2"; done | paste -sd,; }
 ASYM=$(for t in bz_to_a a_to_b az_to_b; do for k in 5 10 20; do echo "asym_${t}_k$k"; done; done)
 ASYM_S0="asymmetry:$(echo $ASYM | tr ' ' ,)"
 ASYM_SEEDS="asymmetry:$(seeded $ASYM)"
-QUEUE_A="lr:lr_k20_eta5e-4_s2 $ASYM_S0 lr:$(seeded lr_k20_eta3e-4 lr_k20_eta5e-4 lr_k20_eta2e-3 lr_k20_eta5e-3)"
-QUEUE_B="plateau:zlen2_k10_s1 $ASYM_S0 plateau:$(seeded zlen1_k10 zlen2_k10 zlen3_k10 zlen4_k10) batch:$(seeded batch_k20_b128 batch_k20_b256 batch_k20_b512 batch_k20_b64 batch_k20_b128_eta5e-4 batch_k36_b128 batch_k36_b256 batch_k36_b512 batch_k36_b64) $ASYM_SEEDS"
+QUEUE_A="$ASYM_S0 displacement:10 lr:$(seeded lr_k20_eta3e-4 lr_k20_eta5e-4 lr_k20_eta2e-3 lr_k20_eta5e-3)"
+QUEUE_B="$ASYM_S0 displacement:20 plateau:$(seeded zlen1_k10 zlen2_k10 zlen3_k10 zlen4_k10) batch:$(seeded batch_k20_b128 batch_k20_b256 batch_k20_b512 batch_k20_b64 batch_k20_b128_eta5e-4 batch_k36_b128 batch_k36_b256 batch_k36_b512 batch_k36_b64) $ASYM_SEEDS"
 
 build() {
+  cargo build --release --quiet   # $PROBE
   [ -x "$BIN" ] && return
   [ -d "$SRC" ] || git worktree add --detach "$SRC" "$PIN"
   cargo build --release --manifest-path "$SRC/Cargo.toml" --target-dir "target/pinned-$PIN"
+}
+
+# Train (or continue) the displacement suite's run at K, then probe it once finished. A run the
+# other queue holds is refused by its lock.
+displacement_run() {
+  local k=$1 run="$WORK/paper/runs/displacement_k$1"
+  if [ -f "$run/resume.safetensors" ] && [ ! -f "$run/summary.json" ]; then
+    "$BIN" train --quiet --resume "$run" --allow-other-revision || return 0
+  elif [ ! -e "$run" ]; then
+    "$BIN" train --quiet --config "$SRC/configs/canonical_k$k.toml" --out "$run" \
+      --set train.max_steps=50000 --set train.checkpoint_every=200 || return 0
+  fi
+  [ -f "$run/summary.json" ] && "$PROBE" probe displacement --quiet --run "$run"
+  return 0
+}
+
+# Keep an unfinished displacement run's points so far and its last two 200-step checkpoints;
+# without τ yet (no points to keep) the run is not saved and trains again.
+save_displacement() {
+  local run=$1 dst=$2 last
+  if ! "$PROBE" probe displacement --quiet --run "$run"; then
+    echo "$(basename "$run"): not saved (its displacements need τ first); it trains again from step 0"
+    rm -rf "$dst"; return
+  fi
+  mkdir -p "$dst/probes" "$dst/checkpoints"
+  cp "$run/probes/displacement.json" "$dst/probes/"
+  last=$(ls "$run/checkpoints" | grep -E '^step_[0-9]+\.safetensors$' |
+    awk -F'[_.]' '$2 % 200 == 0' | sort | tail -n 2)
+  for f in $last; do cp "$run/checkpoints/$f" "$dst/checkpoints/"; done
 }
 
 restore() {
@@ -48,6 +79,11 @@ restore() {
 
 queue() {
   for item in "$@"; do
+    if [ "${item%%:*}" = displacement ]; then
+      RAYON_NUM_THREADS=1 nice -n 19 bash -c "$(declare -f displacement_run); \
+        WORK=$WORK BIN=$BIN PROBE=$PROBE SRC=$SRC displacement_run ${item#*:}"
+      continue
+    fi
     nice -n 19 "$BIN" replicate "${item%%:*}" --scale paper --out "$WORK" --seeds 3 --only "${item#*:}" \
       --runs-only --jobs 1 --threads 1 --allow-other-revision || true
   done
@@ -61,21 +97,11 @@ case "${1:-}" in
     echo "training in the background: $WORK/queue-{a,b}.log" ;;
   displacement)
     k=${2:?K: 10 or 20}; build; restore
-    run="$WORK/paper/runs/displacement_k$k"
-    if [ -f "$run/summary.json" ]; then
-      echo "$run is finished"
-    elif [ -f "$run/resume.safetensors" ]; then
-      RAYON_NUM_THREADS=2 "$BIN" train --quiet --resume "$run" --allow-other-revision
-    else
-      rm -rf "$run"  # nothing to continue from
-      RAYON_NUM_THREADS=2 "$BIN" train --quiet --config "$SRC/configs/canonical_k$k.toml" --out "$run" \
-        --set train.max_steps=50000 --set train.checkpoint_every=200
-    fi
-    "$BIN" probe displacement --run "$run" ;;
+    RAYON_NUM_THREADS=2 displacement_run "$k" ;;
   save)
     # The queues first (else each would start its next run), then the runs they train.
     pkill -f "seed-runs.sh start" || true
-    pkill -f "pinned-$PIN/release/windtunnel replicate" || true
+    pkill -f "pinned-$PIN/release/windtunnel (replicate|train)" || true
     sleep 2
     mkdir -p "$SAVED/paper/runs"
     for run in "$WORK"/paper/runs/*/; do
@@ -85,6 +111,9 @@ case "${1:-}" in
         [ -f "$run/$f" ] && cp "$run/$f" "$dst/"
       done
       [ -f "$run/summary.json" ] || { [ -f "$run/resume.safetensors" ] && cp "$run/resume.safetensors" "$dst/"; }
+      case "$(basename "$run")" in
+        displacement_k*) [ -f "$run/summary.json" ] || { save_displacement "$run" "$dst"; continue; } ;;
+      esac
       # Probe results (the displacement runs'), without their CSV/SVG renderings.
       if [ -d "$run/probes" ]; then mkdir -p "$dst/probes"; cp "$run"/probes/*.json "$run"/probes/*.seconds "$dst/probes/" 2>/dev/null || true; fi
     done ;;

@@ -120,3 +120,58 @@ fn probes_run_on_a_real_run_and_fail_clearly_on_unusable_ones() {
     assert!(e.contains("another config") || e.contains("shape"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A run trained across sessions keeps only its last two 200-step checkpoints and its earlier
+/// displacement report; the probe continues that report to the same bits as one pass over all.
+#[test]
+fn displacement_continues_an_earlier_report_to_the_same_bits() {
+    let dir = tmp("continued");
+    let text = "[model]\nn_layers = 2\nd_model = 16\nn_heads = 2\nd_head = 8\nd_mlp = 32\nn_ctx = 16\n[data]\nk = 3\nn_b = 50\n\
+                [train]\nbatch_size = 32\nmax_steps = 1200\neval_every = 20\ncheckpoint_every = 200\nlr = 1e-2\n";
+    let cfg = RunConfig::from_toml_with(text, &[], "test").unwrap();
+    let mut tr = Trainer::new(cfg.clone(), Model::<f32>::init(&cfg.model, 42), Path::new(".")).unwrap();
+    let mut rd = RunDir::create(&dir, &cfg, "f32", true).unwrap();
+    tr.run(&mut rd).unwrap();
+    rd.finish(&tr).unwrap();
+    let mut view = RunView::open(&dir).unwrap();
+    let all = displacement::run_displacement(&view).unwrap();
+    assert_eq!((all.points.len(), all.from_earlier_report), (6, 0));
+    assert!(all.reaches(1200) && !all.reaches(1400));
+
+    // The first session measured up to step 600, then kept 400 and 600.
+    view.steps = vec![0, 200, 400, 600];
+    let first = displacement::run_displacement(&view).unwrap();
+    assert!(!first.reaches(1200));
+    view.steps = vec![400, 600, 800, 1000, 1200];
+    let continued = displacement::run_displacement(&view).unwrap();
+    assert_eq!(continued.from_earlier_report, 3);
+    let bits = |r: &displacement::DisplacementReport| -> Vec<(u64, u64, Option<u64>)> {
+        r.points.iter().map(|p| (p.step, p.norm.to_bits(), p.cosine.map(f64::to_bits))).collect()
+    };
+    assert_eq!(bits(&continued), bits(&all));
+    assert_eq!(serde_json::to_string(&continued.phases).unwrap(), serde_json::to_string(&all.phases).unwrap());
+
+    // A chain that does not reach back to the earlier report's last step is refused by step,
+    // and so is a report of another training (its last norm differs).
+    view.steps = vec![0, 200, 400, 600];
+    displacement::run_displacement(&view).unwrap();
+    view.steps = vec![800, 1000, 1200];
+    let e = displacement::run_displacement(&view).unwrap_err().to_string();
+    assert!(e.contains("ends at step 600") && e.contains("start at step 1000"), "{e}");
+    let path = dir.join("probes/displacement.json");
+    let mut rep: displacement::DisplacementReport =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    rep.points.last_mut().unwrap().norm *= 1.0 + 1e-12;
+    std::fs::write(&path, serde_json::to_string(&rep).unwrap()).unwrap();
+    view.steps = vec![400, 600, 800, 1000, 1200];
+    let e = displacement::run_displacement(&view).unwrap_err().to_string();
+    assert!(e.contains("does not belong"), "{e}");
+    // Without an earlier report, a chain that starts late is measured but does not start at the
+    // run's beginning (the suite grades no such report).
+    assert!(all.starts_at_the_beginning());
+    std::fs::remove_file(&path).unwrap();
+    view.steps = vec![600, 800, 1000, 1200];
+    let late = displacement::run_displacement(&view).unwrap();
+    assert!(late.reaches(1200) && !late.starts_at_the_beginning());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -51,7 +51,8 @@ pub(super) fn cached_in<T: DeserializeOwned>(
     Ok(Some(r))
 }
 
-/// A probe's cached result on a run (`<run>/probes/<name>.json`), computed once the run is complete.
+/// A probe's cached result on a run (`<run>/probes/<name>.json`), computed once the run is complete;
+/// never read from a run still training (a result written part way is not the run's).
 pub(super) fn cached<T: DeserializeOwned>(
     ctx: &Ctx,
     run: &RunData,
@@ -59,7 +60,10 @@ pub(super) fn cached<T: DeserializeOwned>(
     seconds: &mut f64,
     compute: impl FnOnce(&RunView) -> Result<T>,
 ) -> Result<Option<T>> {
-    let allowed = ctx.probe_allowed(&run.name) && run.complete;
+    if !run.complete {
+        return Ok(None);
+    }
+    let allowed = ctx.probe_allowed(&run.name);
     cached_in(&crate::train::layout::probes(&run.dir), name, &run.name, allowed, seconds, || {
         compute(&RunView::open(&run.dir)?)
     })
@@ -351,6 +355,36 @@ fn displacement_pending(ctx: &Ctx, r: &RunData) -> Result<String> {
     Ok(why)
 }
 
+/// The displacement report over the whole run: one written part way through (a run trained
+/// across sessions) is continued from the run's remaining checkpoints when probing is allowed.
+/// Err: why a report on disk cannot be graded.
+fn finished_displacement(
+    ctx: &Ctx,
+    r: &RunData,
+    secs: &mut f64,
+) -> Result<Option<std::result::Result<DisplacementReport, String>>> {
+    let Some(rep) = cached(ctx, r, "displacement", secs, displacement::run_displacement)? else { return Ok(None) };
+    let mut rep: DisplacementReport = rep;
+    let last = r.records.last().map_or(0, |x| x.step);
+    if !rep.reaches(last) {
+        if !ctx.probe_allowed(&r.name) {
+            return Ok(None);
+        }
+        let t0 = std::time::Instant::now();
+        rep = displacement::run_displacement(&RunView::open(&r.dir)?)?;
+        *secs += t0.elapsed().as_secs_f64();
+    }
+    if !rep.starts_at_the_beginning() {
+        let first = rep.points.first().map_or(0, |p| p.step);
+        return Ok(Some(Err(format!(
+            "the displacement points of {} start at step {first}, not at the run's beginning (its early \
+             checkpoints are gone and no earlier report holds them): train it again",
+            r.name
+        ))));
+    }
+    Ok(Some(Ok(rep)))
+}
+
 pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
     let runs = probe_runs(ctx, "displacement")?;
     let mut secs = 0.0;
@@ -362,11 +396,17 @@ pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
             _ => "cos ≈ 0.04 on the plateau → ≈ 0.8 at τ",
         };
         let claim = format!("Random walk on the plateau, then coherent descent (K = {})", r.k());
-        let Some(rep) = cached(ctx, r, "displacement", &mut secs, displacement::run_displacement)? else {
-            rows.push(Row::incomplete(&claim, paper, displacement_pending(ctx, r)?));
-            continue;
+        let rep = match finished_displacement(ctx, r, &mut secs)? {
+            Some(Ok(rep)) => rep,
+            Some(Err(why)) => {
+                rows.push(Row::incomplete(&claim, paper, why));
+                continue;
+            }
+            None => {
+                rows.push(Row::incomplete(&claim, paper, displacement_pending(ctx, r)?));
+                continue;
+            }
         };
-        let rep: DisplacementReport = rep;
         let ph = |n: &str| rep.phases.iter().find(|p| p.phase == n).map_or((None, 0), |p| (p.cosine_mean, p.n));
         let ((pc, pn), (qc, qn), (oc, on)) = (ph("plateau"), ph("pre-transition"), ph("post"));
         let c = |x: Option<f64>| x.map_or("–".into(), |x| format!("{x:+.3}"));

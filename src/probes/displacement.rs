@@ -41,6 +41,23 @@ pub struct DisplacementReport {
     pub tau_definition: String,
     pub points: Vec<DisplacementPoint>,
     pub phases: Vec<PhaseMeans>,
+    /// Points carried over from an earlier report on the same run whose checkpoints are gone.
+    #[serde(default)]
+    pub from_earlier_report: usize,
+}
+
+impl DisplacementReport {
+    /// Whether the points reach the run's last 200-step checkpoint (a report written part way
+    /// through a long run is continued, not graded).
+    pub fn reaches(&self, last_step: u64) -> bool {
+        self.points.last().is_some_and(|p| p.step >= last_step - last_step % STRIDE)
+    }
+
+    /// Whether the points start at the run's beginning (the first displacement ends at step 200,
+    /// or 400 without a step-0 checkpoint): without them the plateau phase is not the plateau's.
+    pub fn starts_at_the_beginning(&self) -> bool {
+        self.points.first().is_some_and(|p| p.step <= 2 * STRIDE)
+    }
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f64 {
@@ -52,20 +69,9 @@ fn mean(v: &[f64]) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
-    let (tau, def) = match (run.taus.t2, run.taus.t1) {
-        (Some(t), _) => (t, "T2"),
-        (None, Some(t)) => (t, "T1 (the run never reached T2)"),
-        _ => return Err(Error::format(&run.dir, "the run reached neither T2 nor T1; displacement phases need τ")),
-    };
-    let steps: Vec<u64> = run.steps.iter().copied().filter(|s| s.is_multiple_of(STRIDE)).collect();
-    if steps.len() < 3 {
-        return Err(Error::format(
-            &run.dir,
-            format!("needs at least 3 checkpoints at multiples of {STRIDE} steps; found {}", steps.len()),
-        ));
-    }
-    let mut prev: Option<Model<f32>> = None;
+/// Points from the checkpoints at multiples of [`STRIDE`]; a gap in them restarts the cosine chain.
+fn measure_points(run: &RunView, steps: &[u64]) -> Result<Vec<DisplacementPoint>> {
+    let mut prev: Option<(u64, Model<f32>)> = None;
     let mut prev_delta: Option<Vec<f32>> = None;
     let mut points = vec![];
     for (i, &s) in steps.iter().enumerate() {
@@ -73,33 +79,95 @@ pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
             run.note_checkpoint("displacement", i, steps.len(), s);
         }
         let m: Model<f32> = run.model(s)?;
-        if let Some(p) = &prev
-            && s - steps[steps.iter().position(|&x| x == s).unwrap() - 1] == STRIDE
-        {
-            let delta: Vec<f32> = m.params.iter().zip(&p.params).map(|(a, b)| a - b).collect();
-            let mut components: BTreeMap<String, f64> = BTreeMap::new();
-            for (i, e) in m.layout.entries.iter().enumerate() {
-                let d = &delta[e.offset..e.offset + e.len];
-                *components.entry(m.layout.component(i).to_string()).or_default() += dot(d, d);
+        match &prev {
+            Some((ps, p)) if s - ps == STRIDE => {
+                let delta: Vec<f32> = m.params.iter().zip(&p.params).map(|(a, b)| a - b).collect();
+                let norm = sqrt(dot(&delta, &delta));
+                points.push(DisplacementPoint {
+                    step: s,
+                    norm,
+                    relative: norm / sqrt(dot(&p.params, &p.params)),
+                    components: component_norms(&m, &delta),
+                    cosine: prev_delta.as_ref().map(|pd| dot(&delta, pd) / (norm * sqrt(dot(pd, pd)))),
+                });
+                prev_delta = Some(delta);
             }
-            for v in components.values_mut() {
-                *v = sqrt(*v);
-            }
-            let norm = sqrt(dot(&delta, &delta));
-            let cosine = prev_delta.as_ref().map(|pd| dot(&delta, pd) / (norm * sqrt(dot(pd, pd))));
-            points.push(DisplacementPoint {
-                step: s,
-                norm,
-                relative: norm / sqrt(dot(&p.params, &p.params)),
-                components,
-                cosine,
-            });
-            prev_delta = Some(delta);
-        } else {
-            prev_delta = None;
+            _ => prev_delta = None,
         }
-        prev = Some(m);
+        prev = Some((s, m));
     }
+    Ok(points)
+}
+
+fn component_norms(m: &Model<f32>, delta: &[f32]) -> BTreeMap<String, f64> {
+    let mut components: BTreeMap<String, f64> = BTreeMap::new();
+    for (i, e) in m.layout.entries.iter().enumerate() {
+        let d = &delta[e.offset..e.offset + e.len];
+        *components.entry(m.layout.component(i).to_string()).or_default() += dot(d, d);
+    }
+    components.values_mut().for_each(|v| *v = sqrt(*v));
+    components
+}
+
+/// The points of an earlier report on this run continued by the points measured now, when the
+/// checkpoints before the last two are gone (a 50,000-step run trained across sessions keeps only
+/// its last two; 250 checkpoints do not travel). The measured chain must contain the earlier
+/// report's last step with bit-identical norm: the same training, continued. Returns the points
+/// and how many came from the earlier report.
+pub fn continue_points(
+    earlier: &[DisplacementPoint],
+    measured: Vec<DisplacementPoint>,
+) -> std::result::Result<(Vec<DisplacementPoint>, usize), String> {
+    let Some(last) = earlier.last() else { return Ok((measured, 0)) };
+    let Some(overlap) = measured.iter().find(|p| p.step == last.step) else {
+        let first = measured.first().map_or("none".to_string(), |p| p.step.to_string());
+        return Err(format!(
+            "the earlier displacement report ends at step {}, but no pair of checkpoints ends there \
+             (the measured points start at step {first}); keep the two checkpoints before that step",
+            last.step
+        ));
+    };
+    if overlap.norm.to_bits() != last.norm.to_bits() {
+        return Err(format!(
+            "the earlier displacement report does not belong to these checkpoints (‖Δ‖ at step {} is {} there, \
+             {} now); delete it to start over",
+            last.step, last.norm, overlap.norm
+        ));
+    }
+    let n = earlier.len();
+    let mut points = earlier.to_vec();
+    points.extend(measured.into_iter().filter(|p| p.step > last.step));
+    Ok((points, n))
+}
+
+/// The earlier report's points, when the checkpoints no longer start at the run's beginning.
+fn earlier_points(run: &RunView, steps: &[u64]) -> Result<Vec<DisplacementPoint>> {
+    let path = crate::train::layout::probes(&run.dir).join("displacement.json");
+    if steps.first().is_some_and(|&s| s <= STRIDE) || !path.exists() {
+        return Ok(vec![]);
+    }
+    let text = crate::io::read_text(&path)?;
+    let rep: DisplacementReport =
+        serde_json::from_str(&text).map_err(|e| Error::format(&path, format!("not a displacement report: {e}")))?;
+    Ok(rep.points)
+}
+
+pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
+    let (tau, def) = match (run.taus.t2, run.taus.t1) {
+        (Some(t), _) => (t, "T2"),
+        (None, Some(t)) => (t, "T1 (the run never reached T2)"),
+        _ => return Err(Error::format(&run.dir, "the run reached neither T2 nor T1; displacement phases need τ")),
+    };
+    let steps: Vec<u64> = run.steps.iter().copied().filter(|s| s.is_multiple_of(STRIDE)).collect();
+    let earlier = earlier_points(run, &steps)?;
+    if steps.len() < 3 && earlier.is_empty() {
+        return Err(Error::format(
+            &run.dir,
+            format!("needs at least 3 checkpoints at multiples of {STRIDE} steps; found {}", steps.len()),
+        ));
+    }
+    let measured = measure_points(run, &steps)?;
+    let (points, from_earlier_report) = continue_points(&earlier, measured).map_err(|m| Error::format(&run.dir, m))?;
     let t = tau as f64;
     let phases = [("plateau", 0.0, t / 2.0), ("pre-transition", t / 2.0, t), ("post", t, f64::INFINITY)]
         .iter()
@@ -119,7 +187,7 @@ pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
             }
         })
         .collect();
-    let report = DisplacementReport { tau, tau_definition: def.into(), points, phases };
+    let report = DisplacementReport { tau, tau_definition: def.into(), points, phases, from_earlier_report };
     run.write_json("displacement", &report)?;
     let rolling = |v: Vec<(f64, f64)>| -> Vec<(f64, f64)> {
         (0..v.len())
