@@ -14,6 +14,8 @@ pub enum Error {
     Format { path: PathBuf, message: String },
     /// Stopped by Ctrl-C after `step`; for a training run, its resume state is saved in `run`.
     Interrupted { step: u64, run: Option<PathBuf> },
+    /// Refused before allocating: `what` would need about `needs` bytes and `available` are.
+    Memory { what: String, needs: u128, available: u128 },
     /// Anything else, with a complete sentence.
     Other(String),
 }
@@ -41,7 +43,7 @@ impl Error {
         match self {
             Error::Config { .. } => EXIT_USAGE,
             Error::Io { .. } | Error::Format { .. } => EXIT_FILE,
-            Error::Other(_) => EXIT_OTHER,
+            Error::Other(_) | Error::Memory { .. } => EXIT_OTHER,
             Error::Interrupted { .. } => EXIT_INTERRUPTED,
         }
     }
@@ -65,6 +67,13 @@ impl fmt::Display for Error {
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Format { path, message } => write!(f, "{}: {message}", path.display()),
             Error::Other(m) => write!(f, "{m}"),
+            Error::Memory { what, needs, available } => write!(
+                f,
+                "{what} needs about {} of memory (estimated before allocating) and {} is available; use a smaller \
+                 model, batch or dataset, or set WINDTUNNEL_MAX_MEMORY (e.g. 64G) if the estimate is wrong for this machine",
+                bytes_text(*needs),
+                bytes_text(*available)
+            ),
             Error::Interrupted { step, run: None } => write!(f, "interrupted at step {step}"),
             Error::Interrupted { step, run: Some(run) } => write!(
                 f,
@@ -72,6 +81,14 @@ impl fmt::Display for Error {
                 run.display()
             ),
         }
+    }
+}
+
+/// "2.5 MB", "17.6 GB".
+fn bytes_text(bytes: u128) -> String {
+    match bytes as f64 {
+        b if b >= 1e9 => format!("{:.1} GB", b / 1e9),
+        b => format!("{:.1} MB", b / 1e6),
     }
 }
 

@@ -443,6 +443,57 @@ fn sizes_too_large_for_the_machine_are_refused_with_the_estimate_before_allocati
     assert!(code != 0 && err.contains("not a regular file"), "{err}");
 }
 
+/// Hardening issue item 3: each of these ran past a 1 GB limit (export --steps held 8 GB at batch
+/// 10,000; the data and many-tensor estimates were 3–15× low) and is now refused by its estimate.
+#[test]
+fn memory_estimates_cover_every_command_that_allocates_by_the_user_s_sizes() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_windtunnel"))
+            .args(args)
+            .env("WINDTUNNEL_MAX_MEMORY", "700M")
+            .output()
+            .unwrap();
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let dir = std::env::temp_dir().join(format!("wt-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let traj = dir.join("t.safetensors");
+    let cases: [(Vec<&str>, &str); 4] = [
+        (
+            vec!["export", "--steps", "2", "--set", "train.batch_size=10000", "--out", traj.to_str().unwrap()],
+            "training at batch 10000",
+        ),
+        (vec!["bench", "--batch-size", "10000", "--steps", "1", "--warmup", "0"], "training at batch 10000"),
+        (vec!["gradcheck", "--batch-size", "10000"], "a gradient check of a batch of 10000"),
+        // 780 bytes per example measured; 256 were assumed.
+        (vec!["data", "--k", "10", "--n-b", "80000"], "a dataset of D = 800000 examples"),
+    ];
+    for (args, what) in cases {
+        let (code, err) = run(&args);
+        assert!(code == 4 && err.contains(&format!("{what} needs about")), "{args:?}: {err}");
+    }
+    assert!(!traj.exists());
+    // A million one-float tensors: an 82 MB file that took 1.1 GB to read.
+    let n = 1_000_000;
+    let mut header = String::from("{");
+    for i in 0..n {
+        let sep = if i + 1 < n { "," } else { "}" };
+        header +=
+            &format!("\"t{i}\":{{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[{},{}]}}{sep}", 4 * i, 4 * i + 4);
+    }
+    while header.len() % 8 != 0 {
+        header.push(' ');
+    }
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend(header.as_bytes());
+    bytes.extend(vec![0u8; 4 * n]);
+    let many = dir.join("many.safetensors");
+    std::fs::write(&many, bytes).unwrap();
+    let (code, err) = run(&["verify", many.to_str().unwrap(), many.to_str().unwrap()]);
+    assert!(code == 4 && err.contains("reading") && err.contains("needs about"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn a_malformed_windtunnel_variable_is_refused_by_name() {
     let bin = env!("CARGO_BIN_EXE_windtunnel");

@@ -175,4 +175,16 @@ fn slurm_submission_errors_name_the_problem_and_touch_nothing() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--partition") && err.contains("no-such-partition") && err.contains("debug"), "{err}");
     assert!(!out.join("ci/slurm/jobs.txt").exists());
+    // More CPUs or memory per task than the node has: such jobs may be accepted and never start
+    // (`--wait` waited for ever), so they are refused before sbatch.
+    for (flag, value) in [("--cpus-per-task", "1024"), ("--mem", "64T")] {
+        let mut a = slurm_args(&out);
+        let i = a.iter().position(|x| x == flag).unwrap();
+        a[i + 1] = value.into();
+        let o = run(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(flag) && err.contains("could never start"), "{err}");
+        assert!(!out.join("ci/slurm/jobs.txt").exists());
+    }
 }

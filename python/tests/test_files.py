@@ -159,3 +159,12 @@ def test_a_malformed_windtunnel_variable_is_refused_at_import(var, value):
     out = subprocess.run([sys.executable, "-c", "import windtunnel"], env=env, capture_output=True, text=True)
     assert out.returncode != 0
     assert var in out.stderr and "allowed" in out.stderr, out.stderr
+
+
+def test_a_batch_too_large_for_the_memory_limit_raises_memory_error_not_abort(monkeypatch):
+    # Hardening issue item 3: a large batch aborted the interpreter; the estimate is now checked
+    # before the activations are allocated (read from the environment at each call).
+    monkeypatch.setenv("WINDTUNNEL_MAX_MEMORY", "100M")
+    tokens = np.ones((20000, 16), np.int64)
+    with pytest.raises(MemoryError, match="an export of a batch of 20000 needs about"):
+        wt.reference(wt.init(0), tokens, tokens, hooks=False)

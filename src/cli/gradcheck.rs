@@ -62,6 +62,11 @@ pub fn run(a: Args) -> Result<Outcome> {
             format!("{} is shorter than the task's sequences ({})", cfg.n_ctx, batch.seq_len),
         ));
     }
+    // Three f64 copies of the parameters (the model, the stencil's probe, the gradient) and two
+    // workspaces.
+    let bytes = 3 * cfg.n_params() as u128 * 8
+        + 2 * crate::model::memory::workspace_bytes(&cfg, batch.batch_size, batch.seq_len, 8);
+    crate::model::memory::check(&format!("a gradient check of a batch of {}", a.batch_size), bytes)?;
     let model = gradcheck::perturbed_model(&cfg, a.seed);
     let report = if a.per_coordinate || a.tiny {
         gradcheck::per_coordinate(&model, &batch)

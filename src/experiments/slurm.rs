@@ -39,6 +39,7 @@ pub fn submit(mut plan: Plan, o: &SlurmOptions, bin: &Path) -> Result<Vec<String
     std::fs::create_dir_all(&logs).map_err(|e| Error::io(&logs, e))?;
     if !o.dry_run {
         check_slurm(o.partition.as_deref())?;
+        check_fits_a_node(o)?;
         check_previous_jobs(&dir)?;
     }
     let marker = dir.join("shared-filesystem-check");
@@ -89,7 +90,7 @@ pub fn submit(mut plan: Plan, o: &SlurmOptions, bin: &Path) -> Result<Vec<String
     if !o.wait {
         return Ok(vec![]);
     }
-    wait_for(&ids);
+    wait_for(&ids)?;
     failures(&plan, bin, &todo, &probes)
 }
 
@@ -125,6 +126,64 @@ fn check_slurm(partition: Option<&str>) -> Result<()> {
     }
 }
 
+/// Refuse a task larger than every node (of the partition, when given): Slurm may accept it
+/// and leave it pending for ever.
+fn check_fits_a_node(o: &SlurmOptions) -> Result<()> {
+    let mut args = vec!["-h", "-N", "-o", "%c %m"];
+    if let Some(p) = &o.partition {
+        args.extend(["-p", p]);
+    }
+    let out = Command::new("sinfo").args(&args).output().map_err(|e| Error::other(format!("sinfo: {e}")))?;
+    let Some((cpus, mem_mb)) = largest_node(&String::from_utf8_lossy(&out.stdout)) else { return Ok(()) };
+    let need_mb = mem_megabytes(&o.mem).ok_or_else(|| {
+        Error::config("--mem", format!("{:?} (allowed a size as sbatch takes it: 4G, 500M, 4096 = megabytes)", o.mem))
+    })?;
+    fits(o.cpus_per_task, need_mb, cpus, mem_mb)
+}
+
+/// The largest CPU count and memory (MB) of `sinfo -N -o "%c %m"` lines (None: no node listed).
+fn largest_node(sinfo: &str) -> Option<(u32, u64)> {
+    let nodes: Vec<(u32, u64)> = sinfo
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let cpus = f.next()?.trim_end_matches('+').parse().ok()?;
+            Some((cpus, f.next()?.trim_end_matches('+').parse().ok()?))
+        })
+        .collect();
+    Some((nodes.iter().map(|n| n.0).max()?, nodes.iter().map(|n| n.1).max()?))
+}
+
+/// sbatch's `--mem` in megabytes: a number is megabytes; K, M, G, T suffixes.
+fn mem_megabytes(mem: &str) -> Option<u64> {
+    let m = mem.trim();
+    let (num, per_mb): (&str, f64) = match m.chars().last()?.to_ascii_uppercase() {
+        'K' => (&m[..m.len() - 1], 1.0 / 1024.0),
+        'M' => (&m[..m.len() - 1], 1.0),
+        'G' => (&m[..m.len() - 1], 1024.0),
+        'T' => (&m[..m.len() - 1], 1024.0 * 1024.0),
+        _ => (m, 1.0),
+    };
+    let n: u64 = num.parse().ok()?;
+    Some((n as f64 * per_mb).ceil() as u64)
+}
+
+fn fits(cpus: u32, mem_mb: u64, node_cpus: u32, node_mem_mb: u64) -> Result<()> {
+    if cpus > node_cpus {
+        return Err(Error::config(
+            "--cpus-per-task",
+            format!("{cpus} is more than any node has (largest: {node_cpus} CPUs); the tasks could never start"),
+        ));
+    }
+    if mem_mb > node_mem_mb {
+        return Err(Error::config(
+            "--mem",
+            format!("{mem_mb} MB is more than any node has (largest: {node_mem_mb} MB); the tasks could never start"),
+        ));
+    }
+    Ok(())
+}
+
 /// Refuse while jobs of the last submission are still queued or running: resubmitting would
 /// queue the same runs twice.
 fn check_previous_jobs(dir: &Path) -> Result<()> {
@@ -158,11 +217,42 @@ fn queued(ids: &[impl AsRef<str>]) -> Vec<String> {
     v
 }
 
-fn wait_for(ids: &[String]) {
+/// Wait until no job is queued; an error when one is pending for a reason that never clears.
+fn wait_for(ids: &[String]) -> Result<()> {
     eprintln!("waiting for Slurm jobs {} …", ids.join(", "));
-    while !queued(ids).is_empty() {
+    loop {
+        let list = ids.join(",");
+        let out = Command::new("squeue").args(["-h", "-o", "%i %T %r", "-j", &list]).output();
+        let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+        if let Some((job, reason)) = stuck(&text) {
+            return Err(Error::other(format!(
+                "Slurm job {job} is pending for a reason that never clears ({reason}); cancel the submission \
+                 (scancel {}) and submit again with what the cluster has (sinfo -N -o \"%N %c %m %P\")",
+                ids.join(" ")
+            )));
+        }
+        if queued(ids).is_empty() {
+            return Ok(());
+        }
         std::thread::sleep(std::time::Duration::from_secs(3));
     }
+}
+
+/// A pending job whose reason means it can never run, from `squeue -o "%i %T %r"` lines.
+fn stuck(squeue: &str) -> Option<(String, String)> {
+    const NEVER: [&str; 7] = [
+        "PartitionConfig",
+        "BadConstraints",
+        "PartitionNodeLimit",
+        "DependencyNeverSatisfied",
+        "InvalidQOS",
+        "InvalidAccount",
+        "QOSMaxCpuPerJobLimit",
+    ];
+    squeue.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.len() >= 3 && f[1] == "PENDING" && NEVER.contains(&f[2])).then(|| (f[0].to_string(), f[2].to_string()))
+    })
 }
 
 /// The submitted units that did not finish, each reported with its log.
@@ -266,5 +356,35 @@ impl Script<'_> {
         }
         s += "  *) echo \"windtunnel: no unit $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\nesac\n";
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_larger_than_every_node_is_refused_by_its_flag() {
+        assert_eq!(largest_node("2 7900\n8 64000\n4+ 16000\n"), Some((8, 64000)));
+        assert_eq!(largest_node(""), None);
+        assert_eq!(mem_megabytes("1G"), Some(1024));
+        assert_eq!(mem_megabytes("4096"), Some(4096));
+        assert_eq!(mem_megabytes("lots"), None);
+        assert!(fits(8, 64000, 8, 64000).is_ok());
+        let e = fits(9, 1, 8, 64000).unwrap_err().to_string();
+        assert!(e.contains("--cpus-per-task") && e.contains("largest: 8 CPUs"), "{e}");
+        let e = fits(1, 64001, 8, 64000).unwrap_err().to_string();
+        assert!(e.contains("--mem") && e.contains("64000 MB"), "{e}");
+    }
+
+    #[test]
+    fn only_reasons_that_never_clear_stop_the_wait() {
+        assert_eq!(stuck("12_[0-3] PENDING Resources\n13 PENDING Dependency\n"), None);
+        assert_eq!(stuck("12 RUNNING None\n"), None);
+        assert_eq!(
+            stuck("12 RUNNING None\n13 PENDING DependencyNeverSatisfied\n"),
+            Some(("13".into(), "DependencyNeverSatisfied".into()))
+        );
+        assert_eq!(stuck("14_[1] PENDING PartitionConfig"), Some(("14_[1]".into(), "PartitionConfig".into())));
     }
 }

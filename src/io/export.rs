@@ -40,6 +40,10 @@ pub fn batch_tensors(batch: &Batch) -> Vec<Tensor> {
 
 /// Run forward and backward on `batch` and collect every export tensor.
 pub fn export_tensors<S: Scalar>(model: &Model<S>, batch: &Batch, hooks: bool) -> Result<(Vec<Tensor>, String)> {
+    // The export holds every activation (hooks) besides the workspace.
+    let bytes =
+        crate::model::memory::workspace_bytes(&model.cfg, batch.batch_size, batch.seq_len, std::mem::size_of::<S>());
+    crate::model::memory::check(&format!("an export of a batch of {}", batch.batch_size), 2 * bytes)?;
     let mut ws = model.workspace(batch.batch_size, batch.seq_len);
     model.check_batch(&ws, batch)?;
     let mut grads = model.new_grads();

@@ -20,6 +20,11 @@ pub fn workspace_bytes(cfg: &ModelConfig, batch: usize, t: usize, scalar_bytes: 
     2 * (cfg.n_layers as u128 * layer + rest) * scalar_bytes as u128
 }
 
+/// Bytes of a training step at `batch`: parameters, gradients, moments and the workspace.
+pub fn training_bytes(cfg: &ModelConfig, batch: usize, t: usize, scalar_bytes: usize) -> u128 {
+    training_state_bytes(cfg, scalar_bytes) + workspace_bytes(cfg, batch, t, scalar_bytes)
+}
+
 /// The memory a job may use: `WINDTUNNEL_MAX_MEMORY` (bytes, or with a K/M/G suffix), else the
 /// kernel's MemAvailable, else 16 GiB.
 pub fn limit() -> u128 {
@@ -63,25 +68,13 @@ pub fn parse_size(s: &str) -> Option<u128> {
     num.trim().parse::<u128>().ok().map(|n| n * mult)
 }
 
-fn gb(bytes: u128) -> String {
-    match bytes as f64 {
-        b if b >= 1e9 => format!("{:.1} GB", b / 1e9),
-        b => format!("{:.1} MB", b / 1e6),
-    }
-}
-
 /// Refuse `what` when its estimate exceeds the limit, with both figures.
 pub fn check(what: &str, bytes: u128) -> Result<()> {
     let lim = limit();
     if bytes <= lim {
         return Ok(());
     }
-    Err(Error::other(format!(
-        "{what} needs about {} of memory (estimated before allocating) and {} is available; use a smaller model, \
-         batch or dataset, or set WINDTUNNEL_MAX_MEMORY (e.g. 64G) if the estimate is wrong for this machine",
-        gb(bytes),
-        gb(lim)
-    )))
+    Err(Error::Memory { what: what.to_string(), needs: bytes, available: lim })
 }
 
 #[cfg(test)]
@@ -98,7 +91,8 @@ mod tests {
         let huge = ModelConfig { d_model: 8192, n_heads: 256, d_head: 1024, d_mlp: 65_536, n_layers: 64, ..cfg };
         assert!(training_state_bytes(&huge, 4) > 1 << 40, "a 2-TB model is estimated as one");
         assert!(check("this", 1 << 50).unwrap_err().to_string().contains(" GB of memory"));
-        assert_eq!(gb(2_500_000), "2.5 MB");
+        let e = Error::Memory { what: "this".into(), needs: 2_500_000, available: 17_600_000_000 };
+        assert!(e.to_string().starts_with("this needs about 2.5 MB of memory") && e.to_string().contains("17.6 GB is"));
         assert!(check("this", 1).is_ok());
     }
 

@@ -59,6 +59,11 @@ impl<S: Scalar> Trainer<S> {
             Some(p) => read_order_file(&base_dir.join(p), train.len())?,
             None => Order::Seeded(cfg.train.order_seed),
         };
+        // Every caller (train, export --steps, bench, Python's trajectory) is refused here
+        // rather than aborted by the allocator.
+        let b = cfg.train.batch_size.min(train.len());
+        let bytes = crate::model::memory::training_bytes(&cfg.model, b, train.seq_len(), std::mem::size_of::<S>());
+        crate::model::memory::check(&format!("training at batch {b}"), bytes)?;
         let batcher = Batcher::new(order, train.len(), cfg.train.batch_size);
         let hp = AdamWParams::of(&cfg.train);
         let opt = AdamW::new(hp, model.layout.total);

@@ -4,7 +4,7 @@
 //! library's own (the CLI's `data`, `export`, `export --steps`, `verify`), so both front ends
 //! give the same bits and the same judgements.
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,7 @@ fn py_err(e: Error) -> PyErr {
         Error::Config { .. } | Error::Format { .. } => PyValueError::new_err(e.to_string()),
         Error::Io { .. } => PyOSError::new_err(e.to_string()),
         Error::Other(_) => PyRuntimeError::new_err(e.to_string()),
+        Error::Memory { .. } => PyMemoryError::new_err(e.to_string()),
         Error::Interrupted { .. } => PyKeyboardInterrupt::new_err(e.to_string()),
     }
 }
