@@ -53,12 +53,12 @@ displacement_run() {
   return 0
 }
 
-# Keep an unfinished displacement run's points so far and its last two 200-step checkpoints;
-# without τ yet (no points to keep) the run is not saved and trains again.
+# Keep an unfinished displacement run's points so far and its last two 200-step checkpoints
+# (with fewer than three checkpoints there are no points: the run is not saved and trains again).
 save_displacement() {
   local run=$1 dst=$2 last
   if ! "$PROBE" probe displacement --quiet --run "$run"; then
-    echo "$(basename "$run"): not saved (its displacements need τ first); it trains again from step 0"
+    echo "$(basename "$run"): not saved (no displacement points yet); it trains again from step 0"
     rm -rf "$dst"; return
   fi
   mkdir -p "$dst/probes" "$dst/checkpoints"

@@ -138,10 +138,16 @@ fn displacement_continues_an_earlier_report_to_the_same_bits() {
     assert_eq!((all.points.len(), all.from_earlier_report), (6, 0));
     assert!(all.reaches(1200) && !all.reaches(1400));
 
-    // The first session measured up to step 600, then kept 400 and 600.
+    // The first session measured up to step 600, then kept 400 and 600; had the run not
+    // reached τ by then, the points are kept all the same (the phases wait for τ).
     view.steps = vec![0, 200, 400, 600];
+    let taus = view.taus.clone();
+    (view.taus.t1, view.taus.t2) = (None, None);
+    let early = displacement::run_displacement(&view).unwrap();
+    assert!(early.tau.is_none() && early.phases.is_empty() && early.points.len() == 3);
+    view.taus = taus;
     let first = displacement::run_displacement(&view).unwrap();
-    assert!(!first.reaches(1200));
+    assert!(!first.reaches(1200) && first.tau.is_some());
     view.steps = vec![400, 600, 800, 1000, 1200];
     let continued = displacement::run_displacement(&view).unwrap();
     assert_eq!(continued.from_earlier_report, 3);

@@ -214,7 +214,8 @@ fn print_hessian_point(p: &hessian::HessianPoint) {
 }
 
 fn print_displacement(r: &displacement::DisplacementReport) {
-    println!("τ = {} ({}); {} displacement points", r.tau, r.tau_definition, r.points.len());
+    let tau = r.tau.map_or("–".into(), |t| t.to_string());
+    println!("τ = {tau} ({}); {} displacement points", r.tau_definition, r.points.len());
     for ph in &r.phases {
         let f = |x: Option<f64>, plus: bool| match x {
             Some(x) if plus => format!("{x:+.3}"),

@@ -419,7 +419,7 @@ pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
                     c(pc),
                     c(qc),
                     c(oc),
-                    rep.tau,
+                    rep.tau.map_or("–".into(), |t| t.to_string()),
                     rep.tau_definition
                 ),
                 displacement_verdict(pc, oc),
@@ -431,7 +431,12 @@ pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
         );
         series.push(Series::line(
             format!("K = {}", r.k()),
-            rep.points.iter().filter_map(|p| p.cosine.map(|c| (p.step as f64 / rep.tau as f64, c))).collect(),
+            match rep.tau {
+                Some(tau) => {
+                    rep.points.iter().filter_map(|p| p.cosine.map(|c| (p.step as f64 / tau as f64, c))).collect()
+                }
+                None => vec![],
+            },
         ));
         if let Some(cited) = match r.k() {
             10 if ctx.scale == super::suites::Scale::Paper => Some(paper::DISPLACEMENT_K10.value),

@@ -1,7 +1,9 @@
 //! Weight displacement and direction consistency (spec §7.9, claim 11): for checkpoints at
 //! multiples of 200 steps, Δ_t = θ(t) − θ(t−200); its norm, its norm relative to ‖θ(t−200)‖,
 //! per-component norms, and cos(Δ_t, Δ_{t−200}). Phases by τ = T2 (as the author; T1 when the
-//! run never reached T2): plateau t < τ/2, pre-transition τ/2 ≤ t < τ, post t ≥ τ.
+//! run never reached T2; none yet: the points without phases): plateau t < τ/2, pre-transition
+//! τ/2 ≤ t < τ, post t ≥ τ. A report on a run whose early checkpoints are gone continues the
+//! run's earlier report (a 50,000-step run trained across sessions).
 
 use super::run::RunView;
 use crate::error::{Error, Result};
@@ -37,7 +39,8 @@ pub struct PhaseMeans {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DisplacementReport {
-    pub tau: u64,
+    /// None while the run has reached neither T2 nor T1: the points are measured, the phases wait.
+    pub tau: Option<u64>,
     pub tau_definition: String,
     pub points: Vec<DisplacementPoint>,
     pub phases: Vec<PhaseMeans>,
@@ -152,24 +155,9 @@ fn earlier_points(run: &RunView, steps: &[u64]) -> Result<Vec<DisplacementPoint>
     Ok(rep.points)
 }
 
-pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
-    let (tau, def) = match (run.taus.t2, run.taus.t1) {
-        (Some(t), _) => (t, "T2"),
-        (None, Some(t)) => (t, "T1 (the run never reached T2)"),
-        _ => return Err(Error::format(&run.dir, "the run reached neither T2 nor T1; displacement phases need τ")),
-    };
-    let steps: Vec<u64> = run.steps.iter().copied().filter(|s| s.is_multiple_of(STRIDE)).collect();
-    let earlier = earlier_points(run, &steps)?;
-    if steps.len() < 3 && earlier.is_empty() {
-        return Err(Error::format(
-            &run.dir,
-            format!("needs at least 3 checkpoints at multiples of {STRIDE} steps; found {}", steps.len()),
-        ));
-    }
-    let measured = measure_points(run, &steps)?;
-    let (points, from_earlier_report) = continue_points(&earlier, measured).map_err(|m| Error::format(&run.dir, m))?;
-    let t = tau as f64;
-    let phases = [("plateau", 0.0, t / 2.0), ("pre-transition", t / 2.0, t), ("post", t, f64::INFINITY)]
+/// Plateau t < τ/2, pre-transition τ/2 ≤ t < τ, post t ≥ τ: mean norm and cosine of each.
+fn phases(points: &[DisplacementPoint], t: f64) -> Vec<PhaseMeans> {
+    [("plateau", 0.0, t / 2.0), ("pre-transition", t / 2.0, t), ("post", t, f64::INFINITY)]
         .iter()
         .map(|&(name, lo, hi)| {
             let sel: Vec<&DisplacementPoint> =
@@ -186,7 +174,26 @@ pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
                 cosine_mean: self::mean(&cs),
             }
         })
-        .collect();
+        .collect()
+}
+
+pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
+    let (tau, def) = match (run.taus.t2, run.taus.t1) {
+        (Some(t), _) => (Some(t), "T2"),
+        (None, Some(t)) => (Some(t), "T1 (the run never reached T2)"),
+        _ => (None, "not reached yet (T2 nor T1): the phases need it"),
+    };
+    let steps: Vec<u64> = run.steps.iter().copied().filter(|s| s.is_multiple_of(STRIDE)).collect();
+    let earlier = earlier_points(run, &steps)?;
+    if steps.len() < 3 && earlier.is_empty() {
+        return Err(Error::format(
+            &run.dir,
+            format!("needs at least 3 checkpoints at multiples of {STRIDE} steps; found {}", steps.len()),
+        ));
+    }
+    let measured = measure_points(run, &steps)?;
+    let (points, from_earlier_report) = continue_points(&earlier, measured).map_err(|m| Error::format(&run.dir, m))?;
+    let phases = tau.map_or(vec![], |tau| phases(&points, tau as f64));
     let report = DisplacementReport { tau, tau_definition: def.into(), points, phases, from_earlier_report };
     run.write_json("displacement", &report)?;
     let rolling = |v: Vec<(f64, f64)>| -> Vec<(f64, f64)> {
@@ -210,7 +217,7 @@ pub fn run_displacement(run: &RunView) -> Result<DisplacementReport> {
                 rolling(norms.into_iter().map(|(x, y)| (x, y / mx)).collect())
             }),
         ],
-        vlines: vec![(t, format!("τ ({})", report.tau_definition))],
+        vlines: tau.map(|t| (t as f64, format!("τ ({})", report.tau_definition))).into_iter().collect(),
         ..Default::default()
     };
     run.write_figure("displacement.svg", &line_plot(&p)?)?;
