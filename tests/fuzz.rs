@@ -1,10 +1,13 @@
 //! Bounded fuzzing of what reads user input: the safetensors reader (random bytes, and valid
-//! files with bytes flipped or cut), the config parser and `--set`. Every input gives Ok or a
+//! files with bytes flipped or cut), the config parser and `--set`, `verify --rename` files and
+//! `replicate --configs` directories. Every input gives Ok or a
 //! clear error; none panics (proptest reports a panic as a failure, with the shrunk input).
 
 use proptest::prelude::*;
 use std::path::PathBuf;
+use windtunnel::check::names::read_rename;
 use windtunnel::config::RunConfig;
+use windtunnel::experiments::configs::Configs;
 use windtunnel::io::tensors::{self, Tensor};
 
 /// A file name no other test thread uses.
@@ -77,6 +80,34 @@ proptest! {
         value in "[ -~]{0,16}",
     ) {
         let r = RunConfig::load(None, &[format!("{key}={value}")]);
+        if let Err(e) = r {
+            prop_assert!(!e.to_string().is_empty());
+        }
+    }
+
+    #[test]
+    fn random_rename_files_give_pairs_or_an_error_naming_the_line(
+        bytes in proptest::collection::vec(prop_oneof![Just(b' '), Just(b'\n'), Just(b'#'), Just(b'.'), 97u8..123, any::<u8>()], 0..200),
+    ) {
+        let p = scratch("rename.txt");
+        std::fs::write(&p, &bytes).unwrap();
+        let r = read_rename(&p);
+        std::fs::remove_file(&p).ok();
+        match r {
+            Ok(pairs) => prop_assert!(pairs.iter().all(|(a, b)| !a.is_empty() && !b.is_empty())),
+            Err(e) => prop_assert!(e.to_string().contains("rename.txt")),
+        }
+    }
+
+    #[test]
+    fn a_configs_directory_of_random_text_gives_a_config_or_an_error(
+        text in "(\\[(model|data|train)\\]\n|(k|n_b|lr|batch_size|max_steps|d_model|seed) = [-0-9a-z.e\"]{0,8}\n|[ -~]{0,16}\n){0,10}",
+    ) {
+        let dir = scratch("configs");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("canonical_k10.toml"), &text).unwrap();
+        let r = Configs::from_arg(Some(dir.clone())).resolve("canonical_k10.toml", &["train.max_steps=10".into()]);
+        std::fs::remove_dir_all(&dir).ok();
         if let Err(e) = r {
             prop_assert!(!e.to_string().is_empty());
         }

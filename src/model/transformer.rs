@@ -89,16 +89,19 @@ impl<S: Scalar> Model<S> {
             )));
         }
         if batch.seq_len > self.cfg.n_ctx || batch.seq_len < 2 {
-            return Err(Error::other(format!(
-                "sequence length {} outside 2..={} (n_ctx)",
-                batch.seq_len, self.cfg.n_ctx
-            )));
+            return Err(Error::config(
+                "tokens",
+                format!("sequence length {} (allowed 2..={}, the model's n_ctx)", batch.seq_len, self.cfg.n_ctx),
+            ));
         }
         if let Some(&bad) = batch.tokens.iter().find(|&&t| t as usize >= self.cfg.d_vocab) {
-            return Err(Error::other(format!("token id {bad} ≥ d_vocab {}", self.cfg.d_vocab)));
+            return Err(Error::config("tokens", format!("token id {bad} (allowed 0..{}, d_vocab)", self.cfg.d_vocab)));
         }
         if let Some(&bad) = batch.labels.iter().find(|&&l| l != -100 && (l < 0 || l as usize >= self.cfg.d_vocab)) {
-            return Err(Error::other(format!("label {bad} is neither −100 nor a token id < {}", self.cfg.d_vocab)));
+            return Err(Error::config(
+                "labels",
+                format!("{bad} (allowed −100 to skip a position, or a token id 0..{})", self.cfg.d_vocab),
+            ));
         }
         Ok(())
     }
