@@ -82,8 +82,7 @@ fn quiet_broken_pipe() {
 
 /// Every argument as UTF-8: runs record their command line and paths in JSON (manifest,
 /// summaries, reports), which cannot hold other bytes; refused here, before anything is written.
-fn utf8_arguments() -> crate::error::Result<()> {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+fn utf8_arguments(args: &[std::ffi::OsString]) -> crate::error::Result<()> {
     match args.iter().position(|a| a.to_str().is_none()) {
         None => Ok(()),
         Some(i) => {
@@ -101,14 +100,26 @@ fn utf8_arguments() -> crate::error::Result<()> {
 
 pub fn main() -> ExitCode {
     quiet_broken_pipe();
-    if let Err(e) = utf8_arguments() {
+    ExitCode::from(run(std::env::args_os().collect()))
+}
+
+/// The command line `args` (program name first) run to its exit code: the binary's `main`, and
+/// `python -m windtunnel` in the Python package's process.
+pub fn run(args: Vec<std::ffi::OsString>) -> u8 {
+    if let Err(e) = utf8_arguments(&args) {
         eprintln!("error: {e}");
-        return ExitCode::from(e.exit_code());
+        return e.exit_code();
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code() as u8;
+        }
+    };
     if let Err(e) = crate::config::check_environment() {
         eprintln!("error: {e}");
-        return ExitCode::from(e.exit_code());
+        return e.exit_code();
     }
     let result = match cli.command {
         Command::Data(a) => data::run(a),
@@ -123,16 +134,16 @@ pub fn main() -> ExitCode {
         Command::Horizon(a) => horizon::run(a),
     };
     match result {
-        Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::CheckFailed) => ExitCode::from(crate::error::EXIT_CHECK_FAILED),
+        Ok(Outcome::Ok) => 0,
+        Ok(Outcome::CheckFailed) => crate::error::EXIT_CHECK_FAILED,
         // Not an error: what the user asked for, and how to go on.
         Err(e @ crate::error::Error::Interrupted { .. }) => {
             eprintln!("{e}");
-            ExitCode::from(e.exit_code())
+            e.exit_code()
         }
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(e.exit_code())
+            e.exit_code()
         }
     }
 }

@@ -196,11 +196,12 @@ impl RunData {
         self.complete && self.last_step() >= self.cfg.train.max_steps
     }
 
-    /// "1850" or "–" (not reached) or "> 4000" (not reached yet, still training).
+    /// "1850", "none" (not reached), "> 4000" (not reached yet, still training) or "not trained".
     pub fn show(&self, t: Option<u64>) -> String {
         match t {
             Some(v) => v.to_string(),
             None if self.complete => "none".into(),
+            None if self.records.is_empty() => "not trained".into(),
             None => format!("> {}", self.last_step()),
         }
     }

@@ -283,6 +283,12 @@ fn verify<'py>(
     Ok((report.passed, report.to_json().to_string(), report.render(false, true), report.render(true, false)))
 }
 
+/// `python -m windtunnel ARGS`: the command-line tool in this process; its exit code.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(|| windtunnel::cli::run(argv.into_iter().map(Into::into).collect()))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     windtunnel::config::check_environment().map_err(py_err)?;
@@ -295,5 +301,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reference, m)?)?;
     m.add_function(wrap_pyfunction!(trajectory, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
 }
