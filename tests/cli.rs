@@ -515,3 +515,21 @@ fn a_malformed_windtunnel_variable_is_refused_by_name() {
         assert!(out.status.success(), "{var}={value}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+#[test]
+fn completions_are_scripts_the_shell_accepts_naming_every_subcommand() {
+    let (code, bash, _) = run(&["completions", "bash"]);
+    assert_eq!(code, 0);
+    for word in ["replicate", "verify", "--scale", "--resume", "completions"] {
+        assert!(bash.contains(word), "bash completion lacks {word}");
+    }
+    let path = std::env::temp_dir().join(format!("wt-completion-{}.bash", std::process::id()));
+    std::fs::write(&path, &bash).unwrap();
+    let syntax = Command::new("bash").arg("-n").arg(&path).status().unwrap();
+    std::fs::remove_file(&path).ok();
+    assert!(syntax.success(), "bash -n rejects the completion script");
+    let (code, zsh, _) = run(&["completions", "zsh"]);
+    assert!(code == 0 && zsh.starts_with("#compdef windtunnel"), "{}", &zsh[..zsh.len().min(80)]);
+    let (code, _, err) = run(&["completions", "tcsh"]);
+    assert!(code == 2 && err.contains("possible values"), "{err}");
+}

@@ -59,6 +59,11 @@ enum Command {
     Bench(bench::Args),
     /// Print the golden tensor-bit hashes of the canonical fixture (logits, loss, gradients).
     Hashes(hashes::Args),
+    /// Print a shell completion script: `windtunnel completions bash > ~/.local/share/bash-completion/completions/windtunnel`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Outcome of a subcommand that ran to completion: success, or a check that failed.
@@ -132,6 +137,11 @@ pub fn run(args: Vec<std::ffi::OsString>) -> u8 {
         Command::Export(a) => export::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Horizon(a) => horizon::run(a),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "windtunnel", &mut std::io::stdout());
+            Ok(Outcome::Ok)
+        }
     };
     match result {
         Ok(Outcome::Ok) => 0,
