@@ -277,6 +277,33 @@ fn config_drift(plan: &Plan) -> Result<String> {
     })
 }
 
+/// "**31 claims: 19 replicated, 7 differs, …**", verdicts in a fixed order, absent ones left out,
+/// and where they are explained.
+fn tally(outs: &[SuiteOutcome]) -> String {
+    const ORDER: [Verdict; 6] = [
+        Verdict::Replicated,
+        Verdict::Differs,
+        Verdict::NotReplicated,
+        Verdict::FindingAgrees,
+        Verdict::FindingDisagrees,
+        Verdict::Incomplete,
+    ];
+    let verdicts: Vec<Verdict> = outs.iter().flat_map(|o| o.rows.iter().map(|r| r.verdict)).collect();
+    let counts: Vec<String> = ORDER
+        .iter()
+        .filter_map(|&v| {
+            let n = verdicts.iter().filter(|&&x| x == v).count();
+            (n > 0).then(|| format!("{n} {}", v.label()))
+        })
+        .collect();
+    let n = verdicts.len();
+    format!(
+        "**{n} claim{}: {}.** What each verdict compares, and why some differ: docs/REPLICATION.md.",
+        if n == 1 { "" } else { "s" },
+        if counts.is_empty() { "none graded".to_string() } else { counts.join(", ") }
+    )
+}
+
 /// `seeds`: the plan's `--seeds`, repeated in each suite's command.
 /// `trained_by`: a line on the builds that trained the runs ([`trained_by`]).
 pub fn markdown(
@@ -290,14 +317,15 @@ pub fn markdown(
         "# windtunnel replication report — `{}` scale\n\nwindtunnel {}. Paper: *Marginals Before Conditionals* (arXiv 2603.10074); \
          the protocol: docs/SPEC.md; the paper's numbers and their sources: the last section. Verdicts: **replicated** (same direction, magnitude within the stated \
          tolerance), **differs** (same direction, other magnitude), **not replicated** (absent or reversed), **incomplete** (runs or probes \
-         still missing).{}\n\n{trained_by}## Claims\n\n",
+         still missing).{}\n\n{}\n\n{trained_by}## Claims\n\n",
         scale.name(),
         env!("CARGO_PKG_VERSION"),
         if scale == Scale::Ci {
             " At `ci` scale the model and data are reduced (docs/REPLICATION.md), so only directions are comparable with the paper's numbers."
         } else {
             ""
-        }
+        },
+        tally(outs)
     );
     let mut rows = vec![];
     for o in outs {
@@ -362,6 +390,24 @@ mod tests {
             runs_complete: 0,
             compute_seconds: 0.0,
         }
+    }
+
+    #[test]
+    fn the_report_opens_with_the_tally_of_every_verdict_in_a_fixed_order() {
+        let row = |v| Row::new("c", "", String::new(), v, "");
+        let outs = [
+            outcome("a", vec![row(Verdict::Incomplete), row(Verdict::Replicated), row(Verdict::NotReplicated)]),
+            outcome("b", vec![row(Verdict::Replicated), row(Verdict::FindingAgrees)]),
+        ];
+        assert_eq!(
+            tally(&outs),
+            "**5 claims: 2 replicated, 1 not replicated, 1 finding (paper's direction), 1 incomplete.** What each \
+             verdict compares, and why some differ: docs/REPLICATION.md."
+        );
+        assert!(tally(&[outcome("a", vec![row(Verdict::Differs)])]).starts_with("**1 claim: 1 differs.**"));
+        assert!(tally(&[]).starts_with("**0 claims: none graded.**"));
+        let md = markdown(Scale::Paper, None, "", &outs, &[]);
+        assert!(md.split("## Claims").next().unwrap().contains("**5 claims: 2 replicated"), "{md}");
     }
 
     #[test]
