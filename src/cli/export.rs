@@ -49,20 +49,14 @@ pub struct Args {
 pub fn run(a: Args) -> Result<Outcome> {
     let cfg = RunConfig::load(a.config.as_deref(), &a.set)?;
     if let Some(steps) = a.steps {
-        return match a.dtype {
-            Dtype::F32 => trajectory::<f32>(&a, cfg, steps),
-            Dtype::F64 => trajectory::<f64>(&a, cfg, steps),
-        };
+        return crate::with_scalar!(a.dtype, S => trajectory::<S>(&a, cfg, steps));
     }
     let batch = match &a.batch {
         Some(p) => export::batch_from_file(&tensors::read(p)?, p)?,
         None => export::sample_batch(&cfg, a.batch_size, a.batch_seed)?,
     };
     let init = a.init.clone().unwrap_or_else(|| cfg.train.init.clone());
-    match a.dtype {
-        Dtype::F32 => write::<f32>(&a, &cfg, &init, &batch),
-        Dtype::F64 => write::<f64>(&a, &cfg, &init, &batch),
-    }
+    crate::with_scalar!(a.dtype, S => write::<S>(&a, &cfg, &init, &batch))
 }
 
 fn trajectory<S: Scalar>(a: &Args, cfg: RunConfig, steps: u64) -> Result<Outcome> {

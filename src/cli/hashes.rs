@@ -23,10 +23,7 @@ pub fn run(a: Args) -> Result<Outcome> {
         Some(p) => Some(crate::io::read_text(p)?),
         None => None,
     };
-    let rows = match a.dtype {
-        Dtype::F32 => fixture_hashes::<f32>(),
-        Dtype::F64 => fixture_hashes::<f64>(),
-    };
+    let rows = crate::with_scalar!(a.dtype, S => fixture_hashes::<S>());
     let hashes: Vec<_> = rows.iter().map(|(name, hash)| serde_json::json!({"name": name, "hash": hash})).collect();
     let Some(text) = golden else {
         a.out.emit(&serde_json::json!({

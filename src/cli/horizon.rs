@@ -23,10 +23,7 @@ pub fn run(a: Args) -> Result<Outcome> {
         "training the run twice ({} steps at most each), one parameter one ulp apart",
         cfg.train.max_steps
     ));
-    let h = match a.dtype.unwrap_or(Dtype::F32) {
-        Dtype::F32 => measure::<f32>(&cfg, a.param)?,
-        Dtype::F64 => measure::<f64>(&cfg, a.param)?,
-    };
+    let h = crate::with_scalar!(a.dtype.unwrap_or(Dtype::F32), S => measure::<S>(&cfg, a.param)?);
     a.out.emit(&serde_json::json!(h));
     if a.out.text() {
         print!("{}", h.render());

@@ -174,5 +174,6 @@ fn positive(s: &str) -> Result<usize, String> {
 /// `--dtype`: parsed into [`Dtype`], its possible values listed in `--help`.
 fn dtype_parser() -> impl clap::builder::TypedValueParser<Value = Dtype> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(["f32", "f64"]).map(|s| s.parse::<Dtype>().expect("a listed value"))
+    clap::builder::PossibleValuesParser::new(Dtype::ALL.map(Dtype::name))
+        .map(|s| s.parse::<Dtype>().expect("a listed value"))
 }

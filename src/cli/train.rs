@@ -75,10 +75,8 @@ pub fn run(a: Args) -> Result<Outcome> {
                 asked.name()
             )));
         }
-        return match dtype {
-            Dtype::F32 => train::<f32>(cfg, dir, Open::Resume { other_revision: a.allow_other_revision }, a.output),
-            Dtype::F64 => train::<f64>(cfg, dir, Open::Resume { other_revision: a.allow_other_revision }, a.output),
-        };
+        let open = Open::Resume { other_revision: a.allow_other_revision };
+        return crate::with_scalar!(dtype, S => train::<S>(cfg, dir, open, a.output));
     }
     let cfg = a.run.load()?;
     let name = match &a.run.config {
@@ -86,10 +84,8 @@ pub fn run(a: Args) -> Result<Outcome> {
         None => format!("canonical-k{}", cfg.data.k),
     };
     let out = a.out.clone().unwrap_or_else(|| Path::new("runs").join(name));
-    match a.dtype.unwrap_or(Dtype::F32) {
-        Dtype::F32 => train::<f32>(cfg, &out, Open::Create { force: a.force }, a.output),
-        Dtype::F64 => train::<f64>(cfg, &out, Open::Create { force: a.force }, a.output),
-    }
+    let open = Open::Create { force: a.force };
+    crate::with_scalar!(a.dtype.unwrap_or(Dtype::F32), S => train::<S>(cfg, &out, open, a.output))
 }
 
 fn train<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, out: super::Output) -> Result<Outcome> {

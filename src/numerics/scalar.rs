@@ -16,6 +16,9 @@ pub enum Dtype {
 }
 
 impl Dtype {
+    /// Every dtype, in the order the command line lists them.
+    pub const ALL: [Dtype; 2] = [Dtype::F32, Dtype::F64];
+
     pub fn name(self) -> &'static str {
         match self {
             Dtype::F32 => "f32",
@@ -24,13 +27,37 @@ impl Dtype {
     }
 }
 
+impl std::fmt::Display for Dtype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The one dispatch from a [`Dtype`] value to the scalar type: `with_scalar!(dtype, S => f::<S>(…))`
+/// runs the body with `S` = `f32` or `f64`.
+#[macro_export]
+macro_rules! with_scalar {
+    ($dtype:expr, $s:ident => $body:expr) => {
+        match $dtype {
+            $crate::numerics::Dtype::F32 => {
+                type $s = f32;
+                $body
+            }
+            $crate::numerics::Dtype::F64 => {
+                type $s = f64;
+                $body
+            }
+        }
+    };
+}
+
 /// `f32` or `f64`: on the command line, in manifests and in safetensors metadata alike.
 impl std::str::FromStr for Dtype {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
-            "f32" => Ok(Dtype::F32),
-            "f64" => Ok(Dtype::F64),
+            "f32" | "float32" => Ok(Dtype::F32),
+            "f64" | "float64" => Ok(Dtype::F64),
             d => Err(format!("{d:?} is not a dtype (allowed f32, f64)")),
         }
     }
@@ -245,5 +272,26 @@ impl Scalar for f64 {
     #[inline(always)]
     fn bits(self) -> u64 {
         self.to_bits()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name_of<S: Scalar>() -> &'static str {
+        S::NAME
+    }
+
+    #[test]
+    fn one_spelling_per_dtype_and_one_dispatch_to_its_scalar_type() {
+        for d in Dtype::ALL {
+            assert_eq!(d.name().parse::<Dtype>(), Ok(d));
+            assert_eq!(d.to_string(), d.name());
+            assert_eq!(crate::with_scalar!(d, S => name_of::<S>()), d.name());
+            assert_eq!(crate::with_scalar!(d, S => S::DTYPE), d);
+        }
+        assert_eq!("float64".parse::<Dtype>(), Ok(Dtype::F64));
+        assert!("f16".parse::<Dtype>().unwrap_err().contains("allowed f32, f64"));
     }
 }

@@ -71,8 +71,5 @@ pub fn run_session_dtype(
     open: Open,
     progress: Box<dyn Progress>,
 ) -> Result<Summary> {
-    match dtype {
-        Dtype::F32 => run_session::<f32>(cfg, dir, open, progress),
-        Dtype::F64 => run_session::<f64>(cfg, dir, open, progress),
-    }
+    crate::with_scalar!(dtype, S => run_session::<S>(cfg, dir, open, progress))
 }

@@ -14,7 +14,7 @@ use windtunnel::error::Error;
 use windtunnel::io::tensors::{self, Tensor, TensorFile};
 use windtunnel::io::{export, weights};
 use windtunnel::model::ModelConfig;
-use windtunnel::numerics::Scalar;
+use windtunnel::numerics::{Dtype, Scalar};
 use windtunnel::task::{generate, sha_gen, sha_train, train_split};
 
 /// A tensor as it crosses into Python.
@@ -89,12 +89,9 @@ fn config(path: Option<PathBuf>, sets: &[String]) -> PyResult<RunConfig> {
     RunConfig::load(path.as_deref(), sets).map_err(py_err)
 }
 
-fn is_f64(dtype: &str) -> PyResult<bool> {
-    match dtype {
-        "f32" | "float32" => Ok(false),
-        "f64" | "float64" => Ok(true),
-        d => Err(PyValueError::new_err(format!("invalid `dtype`: {d:?} (allowed \"f32\", \"f64\")"))),
-    }
+/// The library's own Dtype parse (f32/float32, f64/float64), as a ValueError naming `dtype`.
+fn dtype_of(dtype: &str) -> PyResult<Dtype> {
+    dtype.parse().map_err(|e: String| PyValueError::new_err(format!("invalid `dtype`: {e}")))
 }
 
 /// Read a safetensors file: its tensors and windtunnel's metadata JSON, if any.
@@ -161,7 +158,7 @@ fn init<'py>(
         Ok((weights::param_tensors(&m), weights::FileMeta::new("params", &m.cfg, S::NAME).to_json()))
     }
     let (ts, meta) =
-        if is_f64(dtype)? { params::<f64>(&init, &cfg) } else { params::<f32>(&init, &cfg) }.map_err(py_err)?;
+        windtunnel::with_scalar!(dtype_of(dtype)?, S => params::<S>(&init, &cfg)).map_err(py_err)?;
     Ok((to_py(py, &ts), meta))
 }
 
@@ -197,10 +194,8 @@ fn reference<'py>(
         let model = weights::model_from_file::<S>(f, Path::new("<arrays>"), expected)?;
         export::export_tensors(&model, b, hooks)
     }
-    let f64 = is_f64(dtype)?;
-    let out = py.detach(|| {
-        if f64 { run::<f64>(&file, expected, &batch, hooks) } else { run::<f32>(&file, expected, &batch, hooks) }
-    });
+    let dtype = dtype_of(dtype)?;
+    let out = py.detach(|| windtunnel::with_scalar!(dtype, S => run::<S>(&file, expected, &batch, hooks)));
     let (ts, meta) = out.map_err(py_err)?;
     Ok((to_py(py, &ts), meta))
 }
@@ -242,14 +237,9 @@ fn trajectory<'py>(
         let mut tr = windtunnel::train::Trainer::new(cfg, model, Path::new("."))?;
         export::trajectory_tensors(&mut tr, steps, every)
     }
-    let f64 = is_f64(dtype)?;
-    let (ts, meta) = interruptible(py, || {
-        if f64 {
-            run::<f64>(cfg, &init, params.as_ref(), steps, every)
-        } else {
-            run::<f32>(cfg, &init, params.as_ref(), steps, every)
-        }
-    })?;
+    let dtype = dtype_of(dtype)?;
+    let (ts, meta) =
+        interruptible(py, || windtunnel::with_scalar!(dtype, S => run::<S>(cfg, &init, params.as_ref(), steps, every)))?;
     Ok((to_py(py, &ts), meta))
 }
 
