@@ -48,6 +48,8 @@ pub struct AtK {
     pub list: String,
     /// (B, T2) of the runs that escaped.
     pub points: Vec<(f64, f64)>,
+    /// (B, last step) of the finished runs that never escaped.
+    pub never: Vec<(f64, f64)>,
 }
 
 pub fn measure_at_k(k: usize, g: &[&RunData]) -> AtK {
@@ -73,7 +75,12 @@ pub fn measure_at_k(k: usize, g: &[&RunData]) -> AtK {
         Pair { b, b2, steps: t / t2, tokens: t * b as f64 / (t2 * b2 as f64) }
     });
     let points = escaped.iter().map(|&(b, t)| (b as f64, t)).collect();
-    AtK { k, waits, pair, missed, list: list.join(", "), points }
+    let never = g
+        .iter()
+        .filter(|r| r.complete && r.taus.t2.is_none())
+        .map(|r| (r.cfg.train.batch_size as f64, r.last_step() as f64))
+        .collect();
+    AtK { k, waits, pair, missed, list: list.join(", "), points, never }
 }
 
 /// A token-normalised ratio τ_B·B / (τ_B'·B') against the paper's stated claim: the smaller
@@ -262,19 +269,30 @@ pub fn batch(ctx: &Ctx) -> Result<SuiteOutcome> {
 }
 
 fn plot(measured: &[AtK]) -> LinePlot {
+    // Per K one colour for T2 in steps (windtunnel filled, the author's open, never escaped as
+    // triangles at the run's last step) and one for tokens.
     let mut series = vec![];
-    for m in measured {
-        series.push(Series::points(format!("K = {}: T2 (steps)", m.k), m.points.clone()));
-        series.push(Series::points(
-            format!("K = {}: T2·B / 100 (tokens/100)", m.k),
-            m.points.iter().map(|&(b, t)| (b, t * b / 100.0)).collect(),
-        ));
+    for (i, m) in measured.iter().enumerate() {
+        let (steps, tokens) = (2 * i, 2 * i + 1);
+        series.push(Series::points(format!("K = {}: T2 (steps)", m.k), m.points.clone()).in_color(steps));
         let cited: Vec<(f64, f64)> =
             paper::BATCH_T2.value.iter().filter(|x| x.0 == m.k).map(|&(_, b, t)| (b as f64, t)).collect();
-        if !cited.is_empty() {
-            series.push(Series::points(format!("K = {}: author's T2 (steps)", m.k), cited));
-        }
+        series.push(Series::open(format!("K = {}: author's T2 (steps)", m.k), cited).in_color(steps));
+        series.push(
+            Series::above(format!("K = {}: never escaped (at its last step)", m.k), m.never.clone()).in_color(steps),
+        );
+        series.push(
+            Series::points(
+                format!("K = {}: T2·B / 100 (tokens/100)", m.k),
+                m.points.iter().map(|&(b, t)| (b, t * b / 100.0)).collect(),
+            )
+            .in_color(tokens),
+        );
     }
+    series.retain(|s| !s.points.is_empty());
+    let mut batches: Vec<f64> = measured.iter().flat_map(|m| m.points.iter().chain(&m.never).map(|p| p.0)).collect();
+    batches.sort_by(f64::total_cmp);
+    batches.dedup();
     LinePlot {
         title: "Batch-size sweep: T2 in steps and in tokens".into(),
         x_label: "batch size B".into(),
@@ -282,6 +300,7 @@ fn plot(measured: &[AtK]) -> LinePlot {
         series,
         log_x: true,
         log_y: true,
+        x_ticks: Some(batches),
         ..Default::default()
     }
 }
@@ -373,7 +392,7 @@ mod tests {
 
     fn at_k(k: usize, waits: Option<Vec<Wait>>, pair: Option<(usize, usize, f64)>, missed: Vec<usize>) -> AtK {
         let pair = pair.map(|(b, b2, steps)| Pair { b, b2, steps, tokens: steps * b as f64 / b2 as f64 });
-        AtK { k, waits, pair, missed, list: String::new(), points: vec![] }
+        AtK { k, waits, pair, missed, list: String::new(), points: vec![], never: vec![] }
     }
 
     #[test]

@@ -76,25 +76,43 @@ pub fn lr(ctx: &Ctx) -> Result<SuiteOutcome> {
     let fit = power_law(&eta, &t3, SEED, 300);
     let mut rows = ratio_rows(&runs, ctx.scale);
     rows.extend(monotone_rows(&runs, fit.as_ref()));
-    let p = LinePlot {
-        title: "Learning-rate sweep: waiting times vs η".into(),
-        x_label: "η".into(),
-        y_label: "steps".into(),
-        series: vec![
-            Series::points("T3 (window)", eta.iter().copied().zip(t3.iter().copied()).collect()),
-            Series::points("T1", eta1.iter().copied().zip(t1.iter().copied()).collect()),
-        ]
-        .into_iter()
-        .chain((ctx.scale == Scale::Paper).then(|| Series::points("author's T3", paper::LR_T3.value.to_vec())))
-        .collect(),
-        log_x: true,
-        log_y: true,
-        ..Default::default()
-    };
+    let p = lr_plot(&runs, (&eta, &t3), (&eta1, &t1), ctx.scale == Scale::Paper);
     let figures = vec![ctx.figure("lr.svg", &line_plot(&p)?)?];
     let mut o = outcome("lr", &runs, rows, figures, run_table(&runs));
     o.data = json!({"t3_fit": fit, "eta": eta, "t3": t3, "eta_t1": eta1, "t1": t1});
     Ok(o)
+}
+
+/// T3 and T1 against η; the author's T3 in T3's colour (open markers), runs that never got
+/// there as triangles at their budget, a tick at every η swept.
+fn lr_plot(runs: &[RunData], (eta, t3): (&[f64], &[f64]), (eta1, t1): (&[f64], &[f64]), paper: bool) -> LinePlot {
+    let zip = |x: &[f64], y: &[f64]| x.iter().copied().zip(y.iter().copied()).collect::<Vec<_>>();
+    let never = |t: fn(&RunData) -> Option<u64>| -> Vec<(f64, f64)> {
+        runs.iter().filter(|r| r.complete && t(r).is_none()).map(|r| (r.cfg.train.lr, r.last_step() as f64)).collect()
+    };
+    let mut series = vec![
+        Series::points("T3 (window)", zip(eta, t3)).in_color(0),
+        Series::points("T1", zip(eta1, t1)).in_color(1),
+        Series::above("no T3 within the run (at its last step)", never(|r| r.taus.t3)).in_color(0),
+        Series::above("no T1 within the run (at its last step)", never(|r| r.taus.t1)).in_color(1),
+    ];
+    if paper {
+        series.push(Series::open("author's T3", paper::LR_T3.value.to_vec()).in_color(0));
+        series.push(Series::above("author: no T3 in 50,000 steps (η = 5e-3)", vec![(5e-3, 50_000.0)]).in_color(0));
+    }
+    series.retain(|s| !s.points.is_empty());
+    let mut etas: Vec<f64> = runs.iter().map(|r| r.cfg.train.lr).collect();
+    etas.dedup();
+    LinePlot {
+        title: "Learning-rate sweep: waiting times vs η".into(),
+        x_label: "η".into(),
+        y_label: "steps".into(),
+        series,
+        log_x: true,
+        log_y: true,
+        x_ticks: Some(etas),
+        ..Default::default()
+    }
 }
 
 /// T3 and T1 at the paper's pair of η (2e-3 over 3e-4; at ci scale the largest over the smallest).

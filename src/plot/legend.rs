@@ -10,6 +10,8 @@ use plotters::prelude::*;
 pub enum Swatch {
     Line(RGBColor),
     Marker(RGBColor),
+    OpenMarker(RGBColor),
+    Above(RGBColor),
     Band(RGBColor),
     Dashed(RGBColor, u32),
     Bar(RGBColor),
@@ -28,6 +30,8 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(Swatc
         match *swatch {
             Swatch::Line(c) => area.draw(&PathElement::new(vec![(8, mid), (32, mid)], c.stroke_width(2))),
             Swatch::Marker(c) => area.draw(&Circle::new((20, mid), 4, c.filled())),
+            Swatch::OpenMarker(c) => area.draw(&Circle::new((20, mid), 4, c.stroke_width(2))),
+            Swatch::Above(c) => area.draw(&(EmptyElement::at((20, mid)) + open_triangle(c, 6))),
             Swatch::Band(c) => area.draw(&Rectangle::new([(8, mid - 6), (32, mid + 6)], c.mix(0.25).filled())),
             Swatch::Bar(c) => area.draw(&Rectangle::new([(12, mid - 6), (28, mid + 6)], c.filled())),
             Swatch::Dashed(c, dash) => {
@@ -45,6 +49,11 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(Swatc
         y += lines.len() as i32 * ROW + 4;
     }
     Ok(())
+}
+
+/// An up-pointing triangle outline of half-width `r` around the point it is added to ("above").
+pub fn open_triangle(c: RGBColor, r: i32) -> PathElement<(i32, i32)> {
+    PathElement::new(vec![(0, -r), (-r, r * 2 / 3), (r, r * 2 / 3), (0, -r)], c.stroke_width(2))
 }
 
 /// Split a label into lines of at most `WRAP` characters at spaces.

@@ -1,7 +1,7 @@
 //! Line plots: series, confidence bands, reference lines, on linear or log axes.
 
 use super::legend::{self, Swatch};
-use super::{LinePlot, PALETTE, err, line_csv, ticks};
+use super::{LinePlot, Mark, PALETTE, Series, err, line_csv, ticks};
 use crate::error::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -43,12 +43,22 @@ fn bounds(p: &LinePlot) -> (f64, f64, f64, f64) {
     (x0, x1, y0, y1)
 }
 
+fn color(i: usize, s: &Series) -> RGBColor {
+    PALETTE[s.color.unwrap_or(i) % PALETTE.len()]
+}
+
 /// What the legend lists, in drawing order.
 fn entries(p: &LinePlot) -> Vec<(Swatch, String)> {
     let mut e = vec![];
     for (i, s) in p.series.iter().enumerate() {
-        let c = PALETTE[i % PALETTE.len()];
-        e.push((if s.markers { Swatch::Marker(c) } else { Swatch::Line(c) }, s.label.clone()));
+        let c = color(i, s);
+        let swatch = match s.mark {
+            Mark::Line => Swatch::Line(c),
+            Mark::Points => Swatch::Marker(c),
+            Mark::Open => Swatch::OpenMarker(c),
+            Mark::Above => Swatch::Above(c),
+        };
+        e.push((swatch, s.label.clone()));
     }
     for b in &p.bands {
         e.push((Swatch::Band(PALETTE[b.series % PALETTE.len()]), b.label.clone()));
@@ -93,10 +103,10 @@ pub fn line_plot(p: &LinePlot) -> Result<super::Figure> {
             }};
         }
         match (p.log_x, p.log_y) {
-            (false, false) => draw!(ticks::linear_axis(x0, x1), ticks::linear_axis(y0, y1)),
-            (true, false) => draw!(ticks::log_axis(x0, x1), ticks::linear_axis(y0, y1)),
-            (false, true) => draw!(ticks::linear_axis(x0, x1), ticks::log_axis(y0, y1)),
-            (true, true) => draw!(ticks::log_axis(x0, x1), ticks::log_axis(y0, y1)),
+            (false, false) => draw!(x_axis(p, ticks::linear_axis(x0, x1)), ticks::linear_axis(y0, y1)),
+            (true, false) => draw!(x_axis(p, ticks::log_axis(x0, x1)), ticks::linear_axis(y0, y1)),
+            (false, true) => draw!(x_axis(p, ticks::linear_axis(x0, x1)), ticks::log_axis(y0, y1)),
+            (true, true) => draw!(x_axis(p, ticks::log_axis(x0, x1)), ticks::log_axis(y0, y1)),
         }
         if p.series.iter().all(|s| s.points.is_empty()) && p.bands.is_empty() {
             let note = ("sans-serif", 18)
@@ -110,6 +120,14 @@ pub fn line_plot(p: &LinePlot) -> Result<super::Figure> {
         root.present().map_err(err)?;
     }
     Ok(super::Figure { svg, csv: line_csv(p) })
+}
+
+/// The x axis with the plot's own ticks, when it gives them.
+fn x_axis<R: Ranged<ValueType = f64>>(p: &LinePlot, axis: ticks::Axis<R>) -> ticks::Axis<R> {
+    match &p.x_ticks {
+        Some(t) => axis.with_ticks(t.iter().copied().filter(|&x| drawable(p.log_x, x)).collect()),
+        None => axis,
+    }
 }
 
 type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
@@ -136,13 +154,17 @@ where
     Y: Ranged<ValueType = f64>,
 {
     for (i, s) in p.series.iter().enumerate() {
-        let c = PALETTE[i % PALETTE.len()];
+        let c = color(i, s);
         let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
-        if s.markers {
-            chart.draw_series(pts.iter().map(|&q| Circle::new(q, 4, c.filled()))).map_err(err)?;
-        } else {
-            chart.draw_series(LineSeries::new(pts, c.stroke_width(2))).map_err(err)?;
+        match s.mark {
+            Mark::Line => chart.draw_series(LineSeries::new(pts, c.stroke_width(2))).map(|_| ()),
+            Mark::Points => chart.draw_series(pts.iter().map(|&q| Circle::new(q, 4, c.filled()))).map(|_| ()),
+            Mark::Open => chart.draw_series(pts.iter().map(|&q| Circle::new(q, 5, c.stroke_width(2)))).map(|_| ()),
+            Mark::Above => chart
+                .draw_series(pts.iter().map(|&q| EmptyElement::at(q) + super::legend::open_triangle(c, 7)))
+                .map(|_| ()),
         }
+        .map_err(err)?;
     }
     Ok(())
 }

@@ -14,21 +14,47 @@ pub use line::line_plot;
 use crate::error::{Error, Result};
 use std::path::Path;
 
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mark {
+    Line,
+    /// Filled circles: windtunnel's measurements.
+    Points,
+    /// Open circles: the author's values, in the colour of the windtunnel series they pair with.
+    Open,
+    /// Open up-triangles at a run's budget: it never got there, the value is above (censored).
+    Above,
+}
+
 /// One curve (or point set) of a line plot.
 #[derive(Clone, Debug)]
 pub struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
-    /// Draw markers instead of a line.
-    pub markers: bool,
+    pub mark: Mark,
+    /// Palette index (default: the series' own position), so a pair shares its colour.
+    pub color: Option<usize>,
 }
 
 impl Series {
     pub fn line(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
-        Series { label: label.into(), points, markers: false }
+        Series { label: label.into(), points, mark: Mark::Line, color: None }
     }
     pub fn points(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
-        Series { label: label.into(), points, markers: true }
+        Series { label: label.into(), points, mark: Mark::Points, color: None }
+    }
+    /// The author's values beside windtunnel's: open markers.
+    pub fn open(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Series { label: label.into(), points, mark: Mark::Open, color: None }
+    }
+    /// Runs that never got there, at (x, budget).
+    pub fn above(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Series { label: label.into(), points, mark: Mark::Above, color: None }
+    }
+    /// In palette colour `i` (pair a measurement with the figure it is compared with).
+    pub fn in_color(mut self, i: usize) -> Self {
+        self.color = Some(i);
+        self
     }
 }
 
@@ -54,6 +80,8 @@ pub struct LinePlot {
     pub vlines: Vec<(f64, String)>,
     pub log_x: bool,
     pub log_y: bool,
+    /// Ticks of the x axis at these values (e.g. the swept η), instead of round numbers.
+    pub x_ticks: Option<Vec<f64>>,
 }
 
 /// A rendered figure: the SVG and the CSV of what it plots.
@@ -116,7 +144,13 @@ fn line_csv(p: &LinePlot) -> String {
     };
     for s in &p.series {
         for &(x, y) in &s.points {
-            row(&s.label, if s.markers { "points" } else { "line" }, Some(x), Some(y), None, None);
+            let kind = match s.mark {
+                Mark::Line => "line",
+                Mark::Points => "points",
+                Mark::Open => "points (open)",
+                Mark::Above => "above (never reached; at the budget)",
+            };
+            row(&s.label, kind, Some(x), Some(y), None, None);
         }
     }
     for b in &p.bands {

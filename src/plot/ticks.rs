@@ -92,6 +92,13 @@ impl<R: Ranged<ValueType = f64>> Axis<R> {
     pub fn new(inner: R, ticks: Vec<f64>) -> Self {
         Axis { inner, ticks }
     }
+
+    /// The same axis with ticks at `ticks` (those inside its range).
+    pub fn with_ticks(self, ticks: Vec<f64>) -> Self {
+        let r = self.inner.range();
+        let ticks = ticks.into_iter().filter(|t| *t >= r.start && *t <= r.end).collect();
+        Axis { inner: self.inner, ticks }
+    }
 }
 
 /// A linear axis over `[lo, hi]` with [`linear`] ticks.
