@@ -153,6 +153,9 @@ where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
+    // Runs that never got there often share a budget: each later "above" series is drawn
+    // smaller, so coinciding triangles nest instead of hiding one another.
+    let mut aboves_left = p.series.iter().filter(|s| s.mark == Mark::Above).count() as i32;
     for (i, s) in p.series.iter().enumerate() {
         let c = color(i, s);
         let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
@@ -160,9 +163,13 @@ where
             Mark::Line => chart.draw_series(LineSeries::new(pts, c.stroke_width(2))).map(|_| ()),
             Mark::Points => chart.draw_series(pts.iter().map(|&q| Circle::new(q, 4, c.filled()))).map(|_| ()),
             Mark::Open => chart.draw_series(pts.iter().map(|&q| Circle::new(q, 5, c.stroke_width(2)))).map(|_| ()),
-            Mark::Above => chart
-                .draw_series(pts.iter().map(|&q| EmptyElement::at(q) + super::legend::open_triangle(c, 7)))
-                .map(|_| ()),
+            Mark::Above => {
+                aboves_left -= 1;
+                let r = 7 + 4 * aboves_left;
+                chart
+                    .draw_series(pts.iter().map(|&q| EmptyElement::at(q) + super::legend::open_triangle(c, r)))
+                    .map(|_| ())
+            }
         }
         .map_err(err)?;
     }
