@@ -16,6 +16,10 @@ pub enum Error {
     Interrupted { step: u64, run: Option<PathBuf> },
     /// Refused before allocating: `what` would need about `needs` bytes and `available` are.
     Memory { what: String, needs: u128, available: u128 },
+    /// The run is held by another process (its lock), with who holds it and what to do.
+    Locked(String),
+    /// Training stopped at `step`: a non-finite loss or gradient.
+    Diverged { step: u64, message: String },
     /// Anything else, with a complete sentence.
     Other(String),
 }
@@ -43,7 +47,7 @@ impl Error {
         match self {
             Error::Config { .. } => EXIT_USAGE,
             Error::Io { .. } | Error::Format { .. } => EXIT_FILE,
-            Error::Other(_) | Error::Memory { .. } => EXIT_OTHER,
+            Error::Other(_) | Error::Memory { .. } | Error::Locked(_) | Error::Diverged { .. } => EXIT_OTHER,
             Error::Interrupted { .. } => EXIT_INTERRUPTED,
         }
     }
@@ -66,7 +70,7 @@ impl fmt::Display for Error {
             Error::Config { field, message } => write!(f, "invalid `{field}`: {message}"),
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Format { path, message } => write!(f, "{}: {message}", path.display()),
-            Error::Other(m) => write!(f, "{m}"),
+            Error::Other(m) | Error::Locked(m) | Error::Diverged { message: m, .. } => write!(f, "{m}"),
             Error::Memory { what, needs, available } => write!(
                 f,
                 "{what} needs about {} of memory (estimated before allocating) and {} is available; use a smaller \

@@ -211,6 +211,9 @@ fn divergence_stops_with_a_clear_message_and_keeps_the_last_good_checkpoint() {
     assert!(!err.contains("panicked"));
     assert!(dir.join("checkpoints/step_00000000.safetensors").exists());
     std::fs::remove_dir_all(&dir).ok();
+    // A caller of the library matches the variant, not the message.
+    let mut tr = windtunnel::train::Trainer::new(cfg, m, std::path::Path::new(".")).unwrap();
+    assert!(matches!(tr.step(), Err(windtunnel::error::Error::Diverged { step: 0, .. })));
 }
 
 #[test]

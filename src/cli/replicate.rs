@@ -285,6 +285,11 @@ fn report_runs(done: &[Done], out: super::Output) -> usize {
                 s.taus.t1.map_or("–".into(), |t| t.to_string()),
                 s.stopped.clone().unwrap_or_default()
             ),
+            // Not this process's to train: said so, and still not finished by this command.
+            Err(e @ crate::error::Error::Locked(_)) => {
+                failed += 1;
+                eprintln!("  {:<24} being trained by another process: {e}", d.name);
+            }
             Err(e) => {
                 failed += 1;
                 eprintln!("  {:<24} FAILED: {e}", d.name);

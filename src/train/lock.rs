@@ -158,7 +158,7 @@ impl RunLock {
                 Err(e) => return Err(Error::io(&path, e)),
             }
         }
-        Err(Error::other(format!("could not lock {} (another process took it first)", path.display())))
+        Err(Error::Locked(format!("could not lock {} (another process took it first)", path.display())))
     }
 
     fn with_heartbeat(path: PathBuf, text: String) -> Self {
@@ -246,7 +246,7 @@ impl Guard {
                     std::thread::sleep(Duration::from_millis(5))
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(Error::other(format!(
+                    return Err(Error::Locked(format!(
                         "{} stayed locked by another windtunnel process for {} s while it took a run lock; \
                          is one stopped (Ctrl-Z)? Resume or end it and try again",
                         parent.display(),
@@ -260,7 +260,7 @@ impl Guard {
 }
 
 fn held_by(dir: &Path, path: &Path, h: &Holder) -> Error {
-    Error::other(format!(
+    Error::Locked(format!(
         "{} is being trained by process {} on {} (heartbeat {} s ago, {}); wait for it or stop it. If that \
          host is gone, the lock is taken over {} s after its last heartbeat",
         dir.display(),
@@ -273,7 +273,7 @@ fn held_by(dir: &Path, path: &Path, h: &Holder) -> Error {
 }
 
 fn unreadable(path: &Path, age: Duration) -> Error {
-    Error::other(format!(
+    Error::Locked(format!(
         "{} names no holder (written {} s ago): another process may be taking it. If none is, it is taken \
          over {} s after it was written, or delete it",
         path.display(),

@@ -103,11 +103,14 @@ impl<S: Scalar> Trainer<S> {
         let loss = self.model.loss_and_grad(&mut self.ws, &batch, &mut self.grads);
         let gn2 = total_sq_norm(&self.model.layout, &self.grads);
         if !loss.is_finite() || !gn2.is_finite() {
-            return Err(Error::other(format!(
-                "training diverged at step {s}: loss {} and squared gradient norm {gn2} (lr {lr:e}); \
-                 parameters were not updated, and the last good checkpoint is kept",
-                loss.value()
-            )));
+            return Err(Error::Diverged {
+                step: s,
+                message: format!(
+                    "training diverged at step {s}: loss {} and squared gradient norm {gn2} (lr {lr:e}); \
+                     parameters were not updated, and the last good checkpoint is kept",
+                    loss.value()
+                ),
+            });
         }
         let stats = BatchStats { grad_norm_sq: gn2, ..batch_stats(&self.model, &self.ws, &batch, loss) };
         let (gn2_clipped, clipped) = match tc.grad_clip {
