@@ -39,14 +39,15 @@ build() {
   cargo build --release --manifest-path "$SRC/Cargo.toml" --target-dir "target/pinned-$PIN"
 }
 
-# Train (or continue) the displacement suite's run at K, then probe it once finished. A run the
-# other queue holds is refused by its lock.
+# Train (or continue) the displacement suite's run at K on THREADS threads at niceness NICE, then
+# probe it once finished. A run the other queue holds is refused by its lock.
 displacement_run() {
   local k=$1 run="$WORK/paper/runs/displacement_k$1"
+  local train=(env RAYON_NUM_THREADS="${THREADS:-1}" nice -n "${NICE:-0}" "$BIN" train --quiet)
   if [ -f "$run/resume.safetensors" ] && [ ! -f "$run/summary.json" ]; then
-    "$BIN" train --quiet --resume "$run" --allow-other-revision || return 0
+    "${train[@]}" --resume "$run" --allow-other-revision || return 0
   elif [ ! -e "$run" ]; then
-    "$BIN" train --quiet --config "$SRC/configs/canonical_k$k.toml" --out "$run" \
+    "${train[@]}" --config "$SRC/configs/canonical_k$k.toml" --out "$run" \
       --set train.max_steps=50000 --set train.checkpoint_every=200 || return 0
   fi
   [ -f "$run/summary.json" ] && "$PROBE" probe displacement --quiet --run "$run"
@@ -80,8 +81,7 @@ restore() {
 queue() {
   for item in "$@"; do
     if [ "${item%%:*}" = displacement ]; then
-      RAYON_NUM_THREADS=1 nice -n 19 bash -c "$(declare -f displacement_run); \
-        WORK=$WORK BIN=$BIN PROBE=$PROBE SRC=$SRC displacement_run ${item#*:}"
+      THREADS=1 NICE=19 displacement_run "${item#*:}"
       continue
     fi
     nice -n 19 "$BIN" replicate "${item%%:*}" --scale paper --out "$WORK" --seeds 3 --only "${item#*:}" \
@@ -97,7 +97,7 @@ case "${1:-}" in
     echo "training in the background: $WORK/queue-{a,b}.log" ;;
   displacement)
     k=${2:?K: 10 or 20}; build; restore
-    RAYON_NUM_THREADS=2 displacement_run "$k" ;;
+    THREADS=2 displacement_run "$k" ;;
   save)
     # The queues first (else each would start its next run), then the runs they train.
     pkill -f "seed-runs.sh start" || true

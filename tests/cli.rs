@@ -400,17 +400,18 @@ fn a_z_length_out_of_range_is_refused_for_every_task_instead_of_hanging() {
     }
 }
 
+/// The command's exit code and stderr under a fixed memory limit (the outcome then does not
+/// depend on this machine's memory).
+fn with_memory_limit(limit: &str, args: &[&str]) -> (i32, String) {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_windtunnel")).args(args).env("WINDTUNNEL_MAX_MEMORY", limit).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 #[test]
 fn sizes_too_large_for_the_machine_are_refused_with_the_estimate_before_allocating() {
     // A fixed limit, so the outcome does not depend on this machine's memory.
-    let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_windtunnel"))
-            .args(args)
-            .env("WINDTUNNEL_MAX_MEMORY", "16G")
-            .output()
-            .unwrap();
-        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
-    };
+    let run = |args: &[&str]| with_memory_limit("16G", args);
     let huge = [
         "train",
         "--quiet",
@@ -447,14 +448,7 @@ fn sizes_too_large_for_the_machine_are_refused_with_the_estimate_before_allocati
 /// 10,000; the data and many-tensor estimates were 3–15× low) and is now refused by its estimate.
 #[test]
 fn memory_estimates_cover_every_command_that_allocates_by_the_user_s_sizes() {
-    let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_windtunnel"))
-            .args(args)
-            .env("WINDTUNNEL_MAX_MEMORY", "700M")
-            .output()
-            .unwrap();
-        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
-    };
+    let run = |args: &[&str]| with_memory_limit("700M", args);
     let dir = std::env::temp_dir().join(format!("wt-memory-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let traj = dir.join("t.safetensors");

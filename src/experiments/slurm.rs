@@ -154,18 +154,16 @@ fn largest_node(sinfo: &str) -> Option<(u32, u64)> {
     Some((nodes.iter().map(|n| n.0).max()?, nodes.iter().map(|n| n.1).max()?))
 }
 
-/// sbatch's `--mem` in megabytes: a number is megabytes; K, M, G, T suffixes.
+/// sbatch's `--mem` in megabytes: a bare number is megabytes (sbatch's unit), a K/M/G/T suffix
+/// is read by the one size parser (`WINDTUNNEL_MAX_MEMORY`'s).
 fn mem_megabytes(mem: &str) -> Option<u64> {
     let m = mem.trim();
-    let (num, per_mb): (&str, f64) = match m.chars().last()?.to_ascii_uppercase() {
-        'K' => (&m[..m.len() - 1], 1.0 / 1024.0),
-        'M' => (&m[..m.len() - 1], 1.0),
-        'G' => (&m[..m.len() - 1], 1024.0),
-        'T' => (&m[..m.len() - 1], 1024.0 * 1024.0),
-        _ => (m, 1.0),
+    let bytes = if m.ends_with(|c: char| c.is_ascii_digit()) {
+        m.parse::<u128>().ok()? << 20
+    } else {
+        crate::model::memory::parse_size(m)?
     };
-    let n: u64 = num.parse().ok()?;
-    Some((n as f64 * per_mb).ceil() as u64)
+    u64::try_from(bytes.div_ceil(1 << 20)).ok()
 }
 
 fn fits(cpus: u32, mem_mb: u64, node_cpus: u32, node_mem_mb: u64) -> Result<()> {
@@ -370,6 +368,10 @@ mod tests {
         assert_eq!(mem_megabytes("1G"), Some(1024));
         assert_eq!(mem_megabytes("4096"), Some(4096));
         assert_eq!(mem_megabytes("lots"), None);
+        assert_eq!(
+            (mem_megabytes("500M"), mem_megabytes("512K"), mem_megabytes("2T")),
+            (Some(500), Some(1), Some(2 << 20))
+        );
         assert!(fits(8, 64000, 8, 64000).is_ok());
         let e = fits(9, 1, 8, 64000).unwrap_err().to_string();
         assert!(e.contains("--cpus-per-task") && e.contains("largest: 8 CPUs"), "{e}");

@@ -145,14 +145,10 @@ pub fn continue_points(
 
 /// The earlier report's points, when the checkpoints no longer start at the run's beginning.
 fn earlier_points(run: &RunView, steps: &[u64]) -> Result<Vec<DisplacementPoint>> {
-    let path = crate::train::layout::probes(&run.dir).join("displacement.json");
-    if steps.first().is_some_and(|&s| s <= STRIDE) || !path.exists() {
+    if steps.first().is_some_and(|&s| s <= STRIDE) {
         return Ok(vec![]);
     }
-    let text = crate::io::read_text(&path)?;
-    let rep: DisplacementReport =
-        serde_json::from_str(&text).map_err(|e| Error::format(&path, format!("not a displacement report: {e}")))?;
-    Ok(rep.points)
+    Ok(run.read_json::<DisplacementReport>("displacement")?.map_or(vec![], |r| r.points))
 }
 
 /// Plateau t < τ/2, pre-transition τ/2 ≤ t < τ, post t ≥ τ: mean norm and cosine of each.

@@ -116,6 +116,16 @@ impl RunView {
         Ok(p)
     }
 
+    /// A probe result written by [`RunView::write_json`], or None when there is none.
+    pub fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<Option<T>> {
+        let p = crate::train::layout::probes(&self.dir).join(format!("{name}.json"));
+        if !p.exists() {
+            return Ok(None);
+        }
+        let text = crate::io::read_text(&p)?;
+        serde_json::from_str(&text).map(Some).map_err(|e| Error::format(&p, format!("not a {name} result: {e}")))
+    }
+
     /// Write a figure into `<run>/probes/`: `<name>` (an .svg) and the CSV beside it.
     pub fn write_figure(&self, name: &str, fig: &crate::plot::Figure) -> Result<PathBuf> {
         let p = self.write_text(name, &fig.svg)?;

@@ -47,10 +47,6 @@ pub fn run_session<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, progress: 
         Open::Resume { .. } => super::inputs::against_run(cfg, dir),
         Open::Create { .. } => super::inputs::absolute(cfg)?,
     };
-    // Before the parameters are allocated (Trainer::new checks again with the task's lengths).
-    let (m, b) = (&cfg.model, cfg.train.batch_size);
-    let bytes = crate::model::memory::training_bytes(m, b, m.n_ctx, std::mem::size_of::<S>());
-    crate::model::memory::check(&format!("training at batch {b}"), bytes)?;
     let model = weights::init_model::<S>(&cfg.train.init, &cfg.model)?;
     let mut trainer = Trainer::new(cfg, model, Path::new("."))?;
     let mut rundir = match open {
