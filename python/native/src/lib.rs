@@ -157,8 +157,7 @@ fn init<'py>(
         let m = weights::init_model::<S>(init, &cfg.model)?;
         Ok((weights::param_tensors(&m), weights::FileMeta::new("params", &m.cfg, S::NAME).to_json()))
     }
-    let (ts, meta) =
-        windtunnel::with_scalar!(dtype_of(dtype)?, S => params::<S>(&init, &cfg)).map_err(py_err)?;
+    let (ts, meta) = windtunnel::with_scalar!(dtype_of(dtype)?, S => params::<S>(&init, &cfg)).map_err(py_err)?;
     Ok((to_py(py, &ts), meta))
 }
 
@@ -238,8 +237,10 @@ fn trajectory<'py>(
         export::trajectory_tensors(&mut tr, steps, every)
     }
     let dtype = dtype_of(dtype)?;
-    let (ts, meta) =
-        interruptible(py, || windtunnel::with_scalar!(dtype, S => run::<S>(cfg, &init, params.as_ref(), steps, every)))?;
+    let (ts, meta) = interruptible(
+        py,
+        || windtunnel::with_scalar!(dtype, S => run::<S>(cfg, &init, params.as_ref(), steps, every)),
+    )?;
     Ok((to_py(py, &ts), meta))
 }
 
