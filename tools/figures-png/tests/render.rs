@@ -1,13 +1,14 @@
 //! Every committed report figure rendered to PNG (resvg, the system's fonts), as a reader's viewer
 //! would: it parses, it has its stated size, and the data panel holds ink beyond the frame.
 //! The PNGs land in target/figures-png/ to be looked at (newcomer issue: "render every figure").
+//! Run: cargo test --release --manifest-path tools/figures-png/Cargo.toml
 
 use std::path::{Path, PathBuf};
 
 fn svgs() -> Vec<PathBuf> {
     let mut v = vec![];
     for dir in ["results/paper/figures", "results/ci/figures"] {
-        let d = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir);
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             if e.path().extension().is_some_and(|x| x == "svg") {
                 v.push(e.path());
@@ -66,7 +67,7 @@ fn every_committed_figure_renders_to_a_png_with_data_in_its_panel() {
     }
     let has_text = fonts.is_some();
     let fonts = std::sync::Arc::new(fonts.unwrap_or_default());
-    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/figures-png");
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/figures-png");
     std::fs::create_dir_all(&out).unwrap();
     let figures = svgs();
     assert!(figures.len() >= 20, "found {} figures", figures.len());

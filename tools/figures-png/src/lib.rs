@@ -1,0 +1,1 @@
+//! The crate is its test: tests/render.rs.
