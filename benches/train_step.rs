@@ -1,8 +1,12 @@
-//! Criterion benches: the canonical forward+backward at batch 128 (f32, f64), the AdamW update,
-//! the matmul kernels at the model's shapes and one large square product (the kernel's own peak,
-//! the "% of peak" reference in docs/PERFORMANCE.md). `cargo bench --bench train_step`.
+//! Benches: the canonical forward+backward at batch 128 (f32, f64), the AdamW update, the matmul
+//! kernels at the model's shapes and one large square product (the kernel's own peak, the "% of
+//! peak" reference in docs/PERFORMANCE.md). `cargo bench --bench train_step [-- FILTER]`.
+//! A small harness of our own (the median of 20 samples, each ≥ 50 ms of iterations) instead of
+//! criterion: its dependencies changed the features of the library's own dependencies, so
+//! `cargo build` and `cargo test` compiled the library twice.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+mod harness;
+use harness::Harness;
 use std::hint::black_box;
 use windtunnel::model::{Model, ModelConfig};
 use windtunnel::numerics::matmul::{Accum, matmul_nn, matmul_tn};
@@ -14,7 +18,7 @@ fn batch(n: usize) -> Batch {
     Batch::gather(&t, &(0..n).collect::<Vec<_>>())
 }
 
-fn fwd_bwd<S: windtunnel::numerics::Scalar>(c: &mut Criterion, name: &str) {
+fn fwd_bwd<S: windtunnel::numerics::Scalar>(c: &mut Harness, name: &str) {
     let model = Model::<S>::init(&ModelConfig::canonical(), 42);
     let b = batch(128);
     let mut ws = model.workspace(128, b.seq_len);
@@ -22,7 +26,7 @@ fn fwd_bwd<S: windtunnel::numerics::Scalar>(c: &mut Criterion, name: &str) {
     c.bench_function(name, |bench| bench.iter(|| black_box(model.loss_and_grad(&mut ws, &b, &mut g))));
 }
 
-fn kernels(c: &mut Criterion) {
+fn kernels(c: &mut Harness) {
     let (m, k, n) = (2048, 128, 512);
     let a = vec![0.5f32; m * k];
     let w = vec![0.25f32; k * n];
@@ -48,7 +52,7 @@ fn kernels(c: &mut Criterion) {
     });
 }
 
-fn adamw(c: &mut Criterion) {
+fn adamw(c: &mut Harness) {
     let n = ModelConfig::canonical().n_params();
     let hp = AdamWParams { beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.01 };
     let (mut p, g) = (vec![0.1f32; n], vec![0.01f32; n]);
@@ -58,7 +62,7 @@ fn adamw(c: &mut Criterion) {
 
 /// The MLP activation and a LayerNorm at batch 128's shapes (2048 rows; 512 and 128 wide), with
 /// pre-activations spread like a trained model's (about ¾ of |x·α| below 0.84375).
-fn elementwise(c: &mut Criterion) {
+fn elementwise(c: &mut Harness) {
     use windtunnel::model::ActFn;
     use windtunnel::model::activation::{act_backward, act_forward};
     use windtunnel::model::layer_norm::{LnCache, layernorm_backward, layernorm_forward};
@@ -84,7 +88,7 @@ fn elementwise(c: &mut Criterion) {
     });
 }
 
-fn all(c: &mut Criterion) {
+fn all(c: &mut Harness) {
     fwd_bwd::<f32>(c, "canonical fwd+bwd batch 128 f32");
     fwd_bwd::<f64>(c, "canonical fwd+bwd batch 128 f64");
     kernels(c);
@@ -92,9 +96,6 @@ fn all(c: &mut Criterion) {
     adamw(c);
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(20);
-    targets = all
+fn main() {
+    all(&mut Harness::from_args());
 }
-criterion_main!(benches);

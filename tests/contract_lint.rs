@@ -119,3 +119,52 @@ fn clippy_rules_for_std_transcendentals_are_in_place() {
         assert!(text.contains(&format!("\"{m}\"")), "clippy.toml lost the rule for {m}");
     }
 }
+
+/// The features `cargo` resolves for the library's dependencies, per package: `cargo tree` over
+/// normal edges, or normal and dev edges.
+fn resolved_features(edges: &str) -> std::collections::BTreeMap<String, String> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["tree", "--offline", "--prefix", "none", "-f", "{p}|{f}", "-e", edges])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines = text.lines().map(|l| l.trim_end_matches(" (*)")).filter_map(|l| l.split_once('|'));
+    lines.map(|(p, f)| (p.to_string(), f.to_string())).collect()
+}
+
+/// `cargo build` and `cargo test` must resolve the same features for every package they share;
+/// otherwise each compiles its own copy of the library (≈ 150 s apiece in CI, three switches
+/// between them) and a developer alternating the README's two commands pays it every time.
+#[test]
+fn build_and_test_resolve_the_same_features_so_the_library_compiles_once() {
+    let (build, test) = (resolved_features("normal"), resolved_features("normal,dev"));
+    assert!(build.len() > 20, "{build:?}");
+    let differ: Vec<String> = build
+        .iter()
+        .filter(|(p, f)| test.get(*p).is_some_and(|t| t != *f))
+        .map(|(p, f)| format!("{p}: build [{f}] vs test [{}]", test[p]))
+        .collect();
+    assert!(differ.is_empty(), "pin these features in Cargo.toml's [dependencies]: {differ:#?}");
+}
+
+/// The Python extension's crate copies the root's release profile, so `pip install ./python`
+/// reuses the dependencies `cargo test --release` compiled and builds windtunnel as the root does.
+#[test]
+fn the_python_extension_builds_with_the_root_release_profile() {
+    let profile = |path: &str| {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+        text.parse::<toml::Table>().unwrap()["profile"].clone()
+    };
+    // The root's own package gets the plain `[profile.release]`; in the extension's workspace
+    // windtunnel is a dependency and needs those settings named, or "*" would reach it.
+    let mut root = profile("Cargo.toml");
+    let release = root["release"].as_table().unwrap().clone();
+    let own: toml::Table = release.iter().filter(|(_, v)| !v.is_table()).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut own_opt = toml::Table::from_iter([("opt-level".to_string(), toml::Value::Integer(3))]);
+    own_opt.extend(own);
+    let release = root["release"].as_table_mut().unwrap();
+    release["package"].as_table_mut().unwrap().insert("windtunnel".into(), own_opt.into());
+    assert_eq!(profile("python/native/Cargo.toml"), root);
+}
