@@ -5,6 +5,9 @@
 # this machine (`native`), run the golden fixture (forward, backward, three training steps with an
 # eval) in f32 and f64 at every kernel level the CPU has and require every hash to equal
 # golden/canonical_*.txt: at 1 and 2 threads for the vector levels, at 2 for the (slow) scalar one.
+#   scripts/simd-invariance.sh [CPU...]   the target CPUs to build for (default: x86-64 native)
+# .ci/run passes `native` only: its `cargo test --release` already checks the x86-64 build at
+# every level (tests/simd_levels.rs) and thread count (tests/golden.rs) against the same files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +16,8 @@ grep -q avx2 /proc/cpuinfo && grep -q ' fma' /proc/cpuinfo && levels="$levels av
 grep -q avx512f /proc/cpuinfo && levels="$levels avx512"
 
 status=0
-for cpu in x86-64 native; do
+cpus=("$@"); [ ${#cpus[@]} -gt 0 ] || cpus=(x86-64 native)
+for cpu in "${cpus[@]}"; do
   # x86-64 is rustc's default target CPU: without RUSTFLAGS, that build is the one `cargo test
   # --release` made (in .ci/run), so it is reused rather than built again from scratch.
   # (Cargo fingerprints RUSTFLAGS: spelling out the default would rebuild it.)
