@@ -230,6 +230,25 @@ fn replicate_status_as_json_carries_each_unit_with_its_command_and_state() {
 }
 
 #[test]
+fn replicate_status_counts_unreadable_and_foreign_run_directories_on_one_line_each() {
+    let o = std::env::temp_dir().join(format!("wt-status-broken-{}", std::process::id()));
+    let runs = o.join("ci/runs");
+    for (name, config) in [("ci_lr_k10_eta1e-3", "garbage [[\n"), ("ci_lr_k10_eta2e-3", "[data]\nk = 3\n")] {
+        std::fs::create_dir_all(runs.join(name)).unwrap();
+        std::fs::write(runs.join(name).join("config.toml"), config).unwrap();
+    }
+    let (code, stdout, err) = run(&["replicate", "lr", "--scale", "ci", "--out", o.to_str().unwrap(), "--status"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 5, "three units, the counts, the estimate: {stdout}");
+    assert!(lines[0].contains("Mismatch") && lines[0].contains("not valid TOML"), "{stdout}");
+    assert!(lines[1].contains("Mismatch") && lines[1].contains("manifest.json"), "{stdout}");
+    assert!(lines[3].contains("1 not started, 2 mismatched"), "{stdout}");
+    assert!(lines[4].starts_with("training left: 1 run"), "the mismatched are not estimated: {stdout}");
+    std::fs::remove_dir_all(&o).unwrap();
+}
+
+#[test]
 fn replicate_slurm_errors_name_the_problem() {
     let o = std::env::temp_dir().join(format!("wt-slurm-err-{}", std::process::id()));
     // No sbatch on PATH.

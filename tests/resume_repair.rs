@@ -1,9 +1,12 @@
 //! What a resume does with damaged metric records (hardening issue, items 2 and 7): a torn last
 //! record (a short write on a full disk) is dropped and regenerated; a missing record before
 //! the resume state cannot be, so the resume refuses, names the gap and changes nothing; and no
-//! summary is written from records with a gap.
+//! summary is written from records with a gap. A damaged resume state (a NaN or a negative second
+//! moment: it is written only when finite) is named before anything trains (item 10), and a moved
+//! `train.init` file does not block a resume that takes its weights from the resume state (item 11).
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use windtunnel::config::RunConfig;
 use windtunnel::io::golden::tensor_hash;
 use windtunnel::model::Model;
@@ -23,6 +26,10 @@ fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("wt-repair-{}-{name}", std::process::id()));
     std::fs::remove_dir_all(&d).ok();
     d
+}
+
+fn windtunnel() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_windtunnel"))
 }
 
 fn trainer() -> Trainer<f32> {
@@ -118,4 +125,59 @@ fn no_summary_is_written_from_records_with_a_gap() {
     assert!(e.contains("no record between steps 20 and 30"), "{e}");
     assert!(!dir.join("summary.json").exists(), "no summary with wrong waiting times");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn poisoned_adam_moments_in_the_resume_state_are_named_before_training() {
+    let cfg_path = tmpdir("cfg_poison").with_extension("toml");
+    std::fs::write(&cfg_path, common::SMALL.replace("max_steps = 40", "max_steps = 20")).unwrap();
+    let dir = tmpdir("poisoned");
+    let train = |args: &[&str]| windtunnel().args(args).output().unwrap();
+    let made = train(&["train", "--quiet", "--config", cfg_path.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert!(made.status.success());
+    let resume = dir.join("resume.safetensors");
+    let good = windtunnel::io::tensors::read(&resume).unwrap();
+    let metrics = std::fs::read(dir.join("metrics.jsonl")).unwrap();
+    for (prefix, bad) in [("adam.v.", -1.0f32), ("adam.m.", f32::NAN), ("", f32::INFINITY)] {
+        let mut f = windtunnel::io::tensors::read(&resume).unwrap();
+        let t = f.tensors.iter_mut().find(|t| t.name.starts_with(prefix) && t.name.contains("W_in")).unwrap();
+        let mut vals = t.to_scalars::<f32>().unwrap();
+        vals[3] = bad;
+        let name = t.name.clone();
+        *t = windtunnel::io::tensors::Tensor::from_scalars(name.clone(), t.shape.clone(), &vals);
+        windtunnel::io::tensors::write(&resume, &f.tensors, f.metadata.as_deref()).unwrap();
+        let out = train(&["train", "--quiet", "--resume", dir.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(&format!("{name} element 3 is")), "{name}: {err}");
+        assert_eq!(std::fs::read(dir.join("metrics.jsonl")).unwrap(), metrics, "nothing trained");
+        windtunnel::io::tensors::write(&resume, &good.tensors, good.metadata.as_deref()).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_moved_init_file_does_not_block_a_resume_from_the_resume_state() {
+    let cfg = cfg();
+    let init = tmpdir("init").with_extension("safetensors");
+    windtunnel::io::weights::save_params(&init, &Model::<f32>::init(&cfg.model, 7)).unwrap();
+    let cfg_path = tmpdir("cfg_init").with_extension("toml");
+    std::fs::write(&cfg_path, common::SMALL.replace("max_steps = 40", "max_steps = 20")).unwrap();
+    let dir = tmpdir("moved_init");
+    let made = windtunnel()
+        .args(["train", "--quiet", "--config", cfg_path.to_str().unwrap(), "--out", dir.to_str().unwrap()])
+        .args(["--set", &format!("train.init={:?}", init.to_str().unwrap())])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let moved = init.with_extension("moved");
+    std::fs::rename(&init, &moved).unwrap();
+    let out = windtunnel().args(["train", "--quiet", "--resume", dir.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Without a resume state the weights come from train.init again, so then it is needed.
+    std::fs::remove_file(dir.join("resume.safetensors")).unwrap();
+    let out = windtunnel().args(["train", "--quiet", "--resume", dir.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("train.init"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_file(&moved).ok();
 }

@@ -1,7 +1,7 @@
 //! The run lock between processes (hardening issue, item 1): eight processes started at the
 //! same moment on one run — eight `train`, eight `train --resume`, or eight `replicate` — leave
 //! exactly one writer, every other one refused by name, and metrics that are complete, in order
-//! and bit-identical to a run trained alone.
+//! and bit-identical to a run trained alone; eight `train --force` at once retrain it one at a time.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -133,6 +133,32 @@ fn eight_replicates_of_one_suite_at_once_train_each_run_once() {
         assert_eq!(trained, 1, "round {round}: {trained} processes started training it");
         std::fs::remove_dir_all(&out).unwrap();
     }
+}
+
+/// `--force` on an existing run, eight at once (hardening item 11: the deletions collided with
+/// "Directory not empty"): the lock admits one at a time, so every process either retrained the
+/// run or was refused by the lock, and the run left is complete and as if trained alone.
+#[test]
+fn eight_forced_retrains_of_one_run_at_once_never_collide() {
+    let cfg = config_file("force");
+    let want = reference(&cfg, "force");
+    let dir = tmp("forced");
+    let args: Vec<String> =
+        ["train", "--quiet", "--force", "--config", cfg.to_str().unwrap(), "--out", dir.to_str().unwrap()]
+            .map(String::from)
+            .into();
+    assert!(bin().args(&args).status().unwrap().success());
+    for round in 0..ROUNDS / 4 {
+        let outs = race(&args);
+        let ok = outs.iter().filter(|o| o.status.success()).count();
+        for o in outs.iter().filter(|o| !o.status.success()) {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains("is being trained by") || err.contains("names no holder"), "round {round}: {err}");
+        }
+        assert!(ok >= 1, "round {round}: nobody retrained the run");
+        assert_eq!(metrics(&dir), want, "round {round}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A run stopped after its step-20 resume state, as a kill would leave it.

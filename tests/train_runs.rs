@@ -300,6 +300,14 @@ fn an_edited_config_or_another_dtype_is_not_resumed_and_says_which() {
     assert!(!out.status.success() && err.contains("trained in f32"), "{err}");
     let out = train(&["train", "--quiet", "--resume", dir.to_str().unwrap(), "--dtype", "f32"]);
     assert!(out.status.success(), "the run's own dtype and config resume: {}", String::from_utf8_lossy(&out.stderr));
+    // A manifest that disagrees with the resume state: named, and no advice the other check refuses.
+    let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"dtype\": \"f32\""), "{manifest}");
+    std::fs::write(dir.join("manifest.json"), manifest.replace("\"dtype\": \"f32\"", "\"dtype\": \"f64\"")).unwrap();
+    let out = train(&["train", "--quiet", "--resume", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("holds f32 state") && err.contains("says f64"), "{err}");
+    assert!(!err.contains("--dtype"), "--dtype cannot change a resumed run, so it is not advised: {err}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

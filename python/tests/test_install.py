@@ -39,7 +39,10 @@ def test_ctrl_c_interrupts_a_long_trajectory():
     import time
 
     code = (
-        "import sys, windtunnel as wt\n"
+        # Python leaves SIGINT ignored when it starts ignored (a test run in the background of a
+        # non-interactive shell, as `.ci/run &`): install the interactive handler, as a terminal has.
+        "import signal, sys, windtunnel as wt\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "print('started', flush=True)\n"
         "wt.trajectory(1_000_000, dtype='f32')\n"  # days of steps: only Ctrl-C ends it
         "print('finished', flush=True)\n"

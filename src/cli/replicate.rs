@@ -48,7 +48,8 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["runs_only", "report_only"])]
     probes_only: bool,
     /// Show every unit of work (training runs and probes) and its state, then exit: finished,
-    /// training (step and last metrics), failed (the error), interrupted, not started.
+    /// training (step and last metrics), failed (the error), interrupted, not started, mismatched
+    /// (the directory holds another run or cannot be read; why).
     #[arg(long, visible_alias = "status")]
     list: bool,
     /// Print one command line per unfinished unit of work (for GNU parallel or any scheduler), then exit.
@@ -193,19 +194,25 @@ fn list(plan: &Plan, a: &Args) -> Result<Outcome> {
             (State::Finished, _) | (_, None) => String::new(),
             (_, Some(h)) => format!("≈ {h:.1} h ({})", u.estimate),
         };
-        println!("{:<13} {:<26} {:<12} {:<24} {}", u.kind, u.name, format!("{:?}", u.state), eta, u.detail);
+        // One line per unit: a multi-line error (a TOML parse error) is joined.
+        let detail = u.detail.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+        println!("{:<13} {:<26} {:<12} {:<24} {}", u.kind, u.name, format!("{:?}", u.state), eta, detail);
     }
     let count = |s: State| units.iter().filter(|u| u.state == s).count();
     println!(
-        "{} units: {} finished, {} training, {} failed, {} interrupted, {} not started",
+        "{} units: {} finished, {} training, {} failed, {} interrupted, {} not started, {} mismatched \
+         (holding another run or unreadable: replicate leaves them alone)",
         units.len(),
         count(State::Finished),
         count(State::Training),
         count(State::Failed),
         count(State::Interrupted),
-        count(State::NotStarted)
+        count(State::NotStarted),
+        count(State::Mismatch)
     );
-    let open: Vec<&_> = units.iter().filter(|u| u.kind == "train" && u.state != State::Finished).collect();
+    // A mismatched directory is the user's to sort out: no estimate of training counts it.
+    let open: Vec<&_> =
+        units.iter().filter(|u| u.kind == "train" && !matches!(u.state, State::Finished | State::Mismatch)).collect();
     if !open.is_empty() {
         println!("training left: {}", hours_left(&open.iter().map(|u| u.hours_left).collect::<Vec<_>>()));
     }

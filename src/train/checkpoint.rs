@@ -116,7 +116,13 @@ pub fn load_resume<S: Scalar>(run: &Path, cfg: &ModelConfig, opt: &mut AdamW<S>)
     if meta.file.dtype != S::NAME {
         return Err(Error::format(
             &path,
-            format!("was written by a {} run; resume with --dtype {}", meta.file.dtype, meta.file.dtype),
+            // The dtype a resume uses is the manifest's (`--dtype` cannot change it): the files disagree.
+            format!(
+                "holds {} state but the run's manifest.json says {}: the two files disagree (restore the run's own \
+                 manifest.json and resume.safetensors, or retrain with --force)",
+                meta.file.dtype,
+                S::NAME
+            ),
         ));
     }
     let model = crate::io::weights::model_from_file::<S>(&file, &path, Some(cfg))?;
@@ -134,11 +140,31 @@ pub fn load_resume<S: Scalar>(run: &Path, cfg: &ModelConfig, opt: &mut AdamW<S>)
                     format!("{prefix}{} has {} values, expected {}", e.name, vals.len(), e.len),
                 ));
             }
+            refuse_poisoned(&path, &format!("{prefix}{}", e.name), &vals, prefix == "adam.v.")?;
             model.layout.view_mut(dst, i).copy_from_slice(&vals);
         }
+        refuse_poisoned(&path, &e.name, model.layout.view(&model.params, i), false)?;
     }
     opt.t = meta.adam_t;
     Ok((model, meta.state))
+}
+
+/// A resume state is written only when finite, so a NaN, an infinity or a negative second moment
+/// means the file was damaged: named now, not found steps later as a divergence.
+fn refuse_poisoned<S: Scalar>(path: &Path, name: &str, vals: &[S], second_moment: bool) -> Result<()> {
+    let bad = |x: &S| !x.is_finite() || (second_moment && x.value() < 0.0);
+    match vals.iter().position(bad) {
+        None => Ok(()),
+        Some(j) => Err(Error::format(
+            path,
+            format!(
+                "{name} element {j} is {}: the resume state is damaged (it is written only when finite{}); \
+                 retrain with --force, or restore the file",
+                vals[j].value(),
+                if second_moment { ", Adam's second moments ≥ 0" } else { "" }
+            ),
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -74,7 +74,15 @@ pub fn differing_keys(have: &str, want: &str) -> Vec<String> {
 
 /// Refuse to resume `run` when its config differs from the one it started with, or an input
 /// file changed. Runs started before these were recorded (`recorded` None) are not checked.
-pub fn check(run: &Path, cfg: &RunConfig, recorded: Option<&str>, files: &BTreeMap<String, String>) -> Result<()> {
+/// `from_state`: the run continues from its resume state, which holds the weights, so the file
+/// of `train.init` is neither read nor compared (it may have moved since the run started).
+pub fn check(
+    run: &Path,
+    cfg: &RunConfig,
+    recorded: Option<&str>,
+    files: &BTreeMap<String, String>,
+    from_state: bool,
+) -> Result<()> {
     let Some(recorded) = recorded else { return Ok(()) };
     let keys = differing_keys(&cfg.to_toml(), recorded);
     if !keys.is_empty() {
@@ -85,15 +93,22 @@ pub fn check(run: &Path, cfg: &RunConfig, recorded: Option<&str>, files: &BTreeM
             keys.join(", ")
         )));
     }
-    let now = hashes(cfg)?;
+    let paths: BTreeMap<&str, String> = paths(cfg).into_iter().collect();
     for (key, was) in files {
-        if now.get(key) != Some(was) {
+        if from_state && key == "train.init" {
+            continue;
+        }
+        let now = match paths.get(key.as_str()) {
+            Some(p) => Some(sha256_file(key, p)?),
+            None => None,
+        };
+        if now.as_ref() != Some(was) {
             return Err(Error::other(format!(
                 "{}: the file of {key} changed since the run started (sha256 {}…, now {}); resuming would train on \
                  other inputs",
                 run.display(),
                 &was[..12.min(was.len())],
-                now.get(key).map_or("missing".into(), |h| format!("{}…", &h[..12]))
+                now.map_or("missing".into(), |h| format!("{}…", &h[..12]))
             )));
         }
     }
@@ -122,15 +137,34 @@ mod tests {
         cfg.train.data_order = Some("order.bin".into());
         let cfg = against_run(cfg, &dir);
         let (recorded, files) = (cfg.to_toml(), hashes(&cfg).unwrap());
-        assert!(check(&dir, &cfg, Some(&recorded), &files).is_ok());
-        assert!(check(&dir, &cfg, None, &BTreeMap::new()).is_ok(), "runs from before the record are not checked");
+        assert!(check(&dir, &cfg, Some(&recorded), &files, false).is_ok());
+        assert!(
+            check(&dir, &cfg, None, &BTreeMap::new(), false).is_ok(),
+            "runs from before the record are not checked"
+        );
         let mut edited = cfg.clone();
         edited.train.lr = 2e-3;
-        let e = check(&dir, &edited, Some(&recorded), &files).unwrap_err().to_string();
+        let e = check(&dir, &edited, Some(&recorded), &files, false).unwrap_err().to_string();
         assert!(e.contains("train.lr") && !e.contains("data.k"), "{e}");
         std::fs::write(&order, b"two").unwrap();
-        let e = check(&dir, &cfg, Some(&recorded), &files).unwrap_err().to_string();
+        let e = check(&dir, &cfg, Some(&recorded), &files, false).unwrap_err().to_string();
         assert!(e.contains("train.data_order changed"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_moved_init_file_is_not_needed_once_a_resume_state_holds_the_weights() {
+        let dir = std::env::temp_dir().join(format!("wt-inputs-init-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("init.safetensors"), b"weights").unwrap();
+        let mut cfg = RunConfig::default();
+        cfg.train.init = "init.safetensors".into();
+        let cfg = against_run(cfg, &dir);
+        let (recorded, files) = (cfg.to_toml(), hashes(&cfg).unwrap());
+        std::fs::remove_file(dir.join("init.safetensors")).unwrap();
+        assert!(check(&dir, &cfg, Some(&recorded), &files, true).is_ok());
+        let e = check(&dir, &cfg, Some(&recorded), &files, false).unwrap_err().to_string();
+        assert!(e.contains("train.init") && e.contains("cannot read"), "without a resume state it is needed: {e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

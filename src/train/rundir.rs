@@ -96,9 +96,10 @@ impl RunDir {
     pub fn resume<S: Scalar>(path: &Path, trainer: &mut Trainer<S>, other_revision: bool) -> Result<Self> {
         let mut m = Manifest::read(path)?;
         m.check_resumable(path, other_revision)?;
-        super::inputs::check(path, &trainer.cfg, m.config_toml.as_deref(), &m.inputs)?;
+        let from_state = super::layout::resume(path).exists();
+        super::inputs::check(path, &trainer.cfg, m.config_toml.as_deref(), &m.inputs, from_state)?;
         remove_orphan_temp_files(path);
-        if !super::layout::resume(path).exists() {
+        if !from_state {
             // Killed before its first resume state: starting over from step 0 gives the same bits.
             write_atomic(&super::layout::metrics(path), b"")?;
             m.resumed(0);

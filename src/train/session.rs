@@ -47,7 +47,13 @@ pub fn run_session<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, progress: 
         Open::Resume { .. } => super::inputs::against_run(cfg, dir),
         Open::Create { .. } => super::inputs::absolute(cfg)?,
     };
-    let model = weights::init_model::<S>(&cfg.train.init, &cfg.model)?;
+    // A resume state holds the weights: train.init is not read (its file may have moved since).
+    let from_state = matches!(open, Open::Resume { .. }) && super::layout::resume(dir).exists();
+    let init = if from_state { "seed:0" } else { cfg.train.init.as_str() };
+    if !init.starts_with("seed:") && !Path::new(init).exists() {
+        return Err(crate::error::Error::config("train.init", format!("cannot read {init}: no such file")));
+    }
+    let model = weights::init_model::<S>(init, &cfg.model)?;
     let mut trainer = Trainer::new(cfg, model, Path::new("."))?;
     let mut rundir = match open {
         Open::Resume { other_revision } => RunDir::resume(dir, &mut trainer, other_revision)?,
