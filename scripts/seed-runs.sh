@@ -8,6 +8,8 @@
 #   scripts/seed-runs.sh status   the state of every run, from the saved runs
 #   scripts/seed-runs.sh displacement K   the displacement suite's 50,000-step run at K (10 or 20)
 #                                 on both cores, then its probe (≈ 3 h on an idle 2-core machine)
+# The canonical K = 10 and 20 runs of seeds 1-2 are trained again for their checkpoints and
+# probed (snap, ablation, Hessian): probe_seed_run below.
 # The displacement runs are queued too, one thread each, across sessions: their probe needs the
 # checkpoint every 200 steps, which no session keeps for the next (250 of 3.2 MB), so `save`
 # measures the displacements so far (the checked-out revision's probe) and keeps that report
@@ -29,8 +31,8 @@ seeded() { for r in "$@"; do echo "${r}_s1,${r}_s2"; done | paste -sd,; }
 ASYM=$(for t in bz_to_a a_to_b az_to_b; do for k in 5 10 20; do echo "asym_${t}_k$k"; done; done)
 ASYM_S0="asymmetry:$(echo $ASYM | tr ' ' ,)"
 ASYM_SEEDS="asymmetry:$(seeded $ASYM)"
-QUEUE_A="$ASYM_S0 displacement:10 lr:$(seeded lr_k20_eta3e-4 lr_k20_eta5e-4 lr_k20_eta2e-3 lr_k20_eta5e-3)"
-QUEUE_B="$ASYM_S0 displacement:20 plateau:$(seeded zlen1_k10 zlen2_k10 zlen3_k10 zlen4_k10) batch:$(seeded batch_k20_b128 batch_k20_b256 batch_k20_b512 batch_k20_b64 batch_k20_b128_eta5e-4 batch_k36_b128 batch_k36_b256 batch_k36_b512 batch_k36_b64) $ASYM_SEEDS"
+QUEUE_A="$ASYM_S0 displacement:10 probes:canonical_k10_s1 probes:canonical_k20_s1 lr:$(seeded lr_k20_eta3e-4 lr_k20_eta5e-4 lr_k20_eta2e-3 lr_k20_eta5e-3)"
+QUEUE_B="$ASYM_S0 displacement:20 probes:canonical_k10_s2 probes:canonical_k20_s2 plateau:$(seeded zlen1_k10 zlen2_k10 zlen3_k10 zlen4_k10) batch:$(seeded batch_k20_b128 batch_k20_b256 batch_k20_b512 batch_k20_b64 batch_k20_b128_eta5e-4 batch_k36_b128 batch_k36_b256 batch_k36_b512 batch_k36_b64) $ASYM_SEEDS"
 
 build() {
   cargo build --release --quiet   # $PROBE
@@ -78,12 +80,36 @@ restore() {
   done
 }
 
+# The snap, ablation and Hessian probes of a canonical seed run (canonical_k10_s1 …): committed
+# without checkpoints, it is trained again by the pin (its metrics must equal the committed run's
+# bit for bit), then probed by the checked-out revision. Each probe's result is kept as it ends,
+# so a session that stops part way trains it again next time and runs only the probes missing.
+probe_seed_run() {
+  local name=$1 run="$WORK/paper/runs/$1" committed="results/paper/runs/$1"
+  local probes=(snap ablation hessian) missing=() p
+  for p in "${probes[@]}"; do [ -f "$run/probes/$p.json" ] || missing+=("$p"); done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  if [ ! -f "$run/summary.json" ] || [ -z "$(ls "$run/checkpoints" 2>/dev/null)" ]; then
+    mkdir -p "$run.probes"; [ -d "$run/probes" ] && cp "$run"/probes/* "$run.probes/"
+    rm -rf "$run"
+    nice -n 19 "$BIN" replicate d-scaling --scale paper --out "$WORK" --seeds 3 --only "$name" \
+      --runs-only --jobs 1 --threads 1 || return 0
+    mkdir -p "$run/probes"; cp "$run.probes"/* "$run/probes/" 2>/dev/null; rm -rf "$run.probes"
+  fi
+  if ! cmp -s "$run/metrics.jsonl" "$committed/metrics.jsonl"; then
+    echo "$name: trained again, its metrics differ from $committed: not probed" >&2
+    return 0
+  fi
+  RAYON_NUM_THREADS=1 nice -n 19 "$PROBE" replicate "${missing[@]}" --scale paper --out "$WORK" \
+    --probes-only --only "$name" || true
+}
+
 queue() {
   for item in "$@"; do
-    if [ "${item%%:*}" = displacement ]; then
-      THREADS=1 NICE=19 displacement_run "${item#*:}"
-      continue
-    fi
+    case "${item%%:*}" in
+      displacement) THREADS=1 NICE=19 displacement_run "${item#*:}"; continue ;;
+      probes) probe_seed_run "${item#*:}"; continue ;;
+    esac
     nice -n 19 "$BIN" replicate "${item%%:*}" --scale paper --out "$WORK" --seeds 3 --only "${item#*:}" \
       --runs-only --jobs 1 --threads 1 --allow-other-revision || true
   done
@@ -113,6 +139,10 @@ case "${1:-}" in
       [ -f "$run/summary.json" ] || { [ -f "$run/resume.safetensors" ] && cp "$run/resume.safetensors" "$dst/"; }
       case "$(basename "$run")" in
         displacement_k*) [ -f "$run/summary.json" ] || { save_displacement "$run" "$dst"; continue; } ;;
+        # A probed seed run: its probe results only (the committed run holds the rest).
+        canonical_k*_s[12]) rm -rf "$dst"; mkdir -p "$dst/probes"
+          cp "$run"/probes/*.json "$run"/probes/*.seconds "$dst/probes/" 2>/dev/null || rm -rf "$dst"
+          continue ;;
       esac
       # Probe results (the displacement runs'), without their CSV/SVG renderings.
       if [ -d "$run/probes" ]; then mkdir -p "$dst/probes"; cp "$run"/probes/*.json "$run"/probes/*.seconds "$dst/probes/" 2>/dev/null || true; fi
@@ -121,7 +151,9 @@ case "${1:-}" in
     for run in "$SAVED"/paper/runs/*/; do
       [ -d "$run" ] || continue
       last=$(tail -n1 "$run/metrics.jsonl" 2>/dev/null | sed 's/.*"step":\([0-9]*\).*/\1/;s/,.*//')
-      if [ -f "$run/summary.json" ]; then s=finished; else s="at step ${last:-0}"; fi
+      if [ -f "$run/summary.json" ]; then s=finished
+      elif [ ! -f "$run/config.toml" ]; then s="probed: $(cd "$run/probes" && ls *.json | sed 's/.json//' | paste -sd' ')"
+      else s="at step ${last:-0}"; fi
       echo "$(basename "$run") $s"
     done ;;
   *) sed -n '2,10p' "$0"; exit 2 ;;

@@ -221,10 +221,14 @@ fn replicate_status_as_json_carries_each_unit_with_its_command_and_state() {
             "ci_canonical_k10_s1",
             "ci_canonical_k20_s1",
             "ci_canonical_k10",
-            "ci_canonical_k20"
-        ]
+            "ci_canonical_k20",
+            "ci_canonical_k10_s1",
+            "ci_canonical_k20_s1"
+        ],
+        "the runs, then the probes of every seed"
     );
     assert_eq!(units[4]["kind"], "snap");
+    assert_eq!(units[7]["kind"], "snap");
     assert!(units.iter().all(|u| u["state"] == "not_started" && u["command"].as_array().unwrap().len() > 5));
     assert_eq!(units[0]["max_steps"], 50000);
 }

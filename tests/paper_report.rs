@@ -179,15 +179,22 @@ fn the_code_today_retrains_the_start_of_committed_paper_runs_bit_for_bit() {
 /// every run trained under arithmetic v2 by a clean revision whose runs the code today retrains. The exceptions are named, each
 /// waiting for runs of the verdicts issue: the LR and batch suites, graded over
 /// seeds, and the plateau suite's seed rows until seeds 1–2 of their runs are trained (seed-runs.sh);
-/// the displacement suite until its 50,000-step runs are; and the Kramers mechanism, which reads
-/// the LR and batch rows.
+/// the snap, ablation and Hessian suites, graded over seeds, until seeds 1–2 of canonical K = 10
+/// and 20 are probed; the displacement suite until its 50,000-step runs are; and the Kramers
+/// mechanism, which reads the LR and batch rows.
 const WAITING_FOR_RUNS: &[&str] = &[
     "displacement",
     "lr",
     "batch",
+    "snap",
+    "ablation",
+    "hessian",
     "seeds: lr",
     "seeds: batch",
     "seeds: plateau",
+    "seeds: snap",
+    "seeds: ablation",
+    "seeds: hessian",
     "mechanism: Kramers / noise-activated escape",
 ];
 

@@ -89,10 +89,10 @@ cited! {
         "spec §8 #6; POST_HOC_EXPERIMENTS.md Exp 9 Test 3";
     SNAP_K20: &'static [(f64, f64)] = &[(0.48, 0.0), (0.96, 0.015), (1.49, 0.87)], "0.48τ: 0% (mean 0.083); 0.96τ: 1.5%; 1.49τ: 87%",
         "spec §8 #6; POST_HOC_EXPERIMENTS.md Exp 9 Test 3";
-    /// Claim 7: zero-ablation Δloss of the selector head (nats), and of the next head.
-    SELECTOR_K10: f64 = 1.41, "L0H3 +1.41 nats at step 1800",
+    /// Claim 7: zero-ablation Δloss of the selector head and of the next head (nats).
+    SELECTOR_K10: (f64, f64) = (1.412, 1.296), "L0H3 +1.41 nats at step 1800 (next L0H0 +1.30)",
         "spec §8 #7; EXPERIMENT_RESULTS.md Exp 3";
-    SELECTOR_K20: f64 = 1.72, "L0H3 +1.72 nats at step 3900 (next L0H0 +1.07)",
+    SELECTOR_K20: (f64, f64) = (1.722, 1.069), "L0H3 +1.72 nats at step 3900 (next L0H0 +1.07)",
         "spec §8 #7; EXPERIMENT_RESULTS.md Exp 3";
     /// The selector head's Δloss before (τ/4), at (τ) and after (2τ) the transition.
     NECESSITY_K10: () = (), "post +3.65", "spec §8 #7; EXPERIMENT_RESULTS.md Exp 3";
@@ -112,11 +112,15 @@ cited! {
     SECOND_SET_T2: PerK = &[(10, 2700.0), (20, 10750.0)], "τ_T2 = 2700 (K = 10), 10,750 (K = 20)",
         "spec §8 #11, §12.1; POST_HOC_EXPERIMENTS.md Exp 3";
     /// Claim 9: the plateau's Hessian.
-    HESSIAN_LMIN: () = (),
+    /// The power-iteration λ_min on the K = 10 plateau (lo, hi).
+    HESSIAN_LMIN: (f64, f64) = (-0.009, -0.001),
         "power iteration: λ_min −0.001 … −0.009 (K = 10); Lanczos [CD]: ≈ −0.7 … −1.07",
         "spec §8 #9, §7.8";
-    HESSIAN_ANISOTROPY: () = (),
+    /// λ_max / |λ_min| on the plateau, as the seed summary states it.
+    HESSIAN_ANISOTROPY: (f64, f64) = (500.0, 1000.0),
         "≈ 500–1000 (seed summary); 10³–10⁴ in the author's JSON; Lanczos [CD] ≈ 2.8", "spec §8 #9, §11";
+    /// λ_max at the transition over its plateau value.
+    LAMBDA_MAX_SPIKE: (f64, f64) = (10.0, 20.0), "spikes 10–20× at the transition", "spec §8 #9 (POST_HOC Exp 8)";
     /// Claim 10: forward vs reverse lag ratio (no numeric artefact in the repository).
     ASYMMETRY: () = (),
         "forward 1.7–4.4× slower than reverse (seed summary §3.5; no numeric artifact in the repository, spec A4)", "spec §8 #10, A4";

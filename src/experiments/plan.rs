@@ -82,14 +82,16 @@ impl Plan {
         v
     }
 
-    /// (probe suite, run name) pairs: the seed-0 runs each probe suite reads.
+    /// (probe suite, run name) pairs: the runs each probe suite reads, at every seed it is graded with.
     pub fn probe_pairs(&self) -> Vec<(&'static str, String)> {
         let mut v = vec![];
         for suite in self.suites.iter().filter(|s| s.reads_probes) {
             if suite.name == "linear" {
                 v.extend(super::linear_claims::linear_names(self.scale).into_iter().map(|n| (suite.name, n)));
-            } else {
-                v.extend(suite.runs(self.scale).into_iter().map(|r| (suite.name, r.name)));
+                continue;
+            }
+            for s in 0..suite.seeds(self.scale, self.seeds) {
+                v.extend(suite.runs_at_seed(self.scale, s).into_iter().map(|r| (suite.name, r.name)));
             }
         }
         v
@@ -274,12 +276,34 @@ mod tests {
         assert!(has("lr_k20_eta3e-4_s1") && has("batch_k36_b64_s2") && has("zlen4_k10_s1"), "the suites that differed");
         assert!(!has("canonical_k25_s1") && !has("fixed_d20k_k5_s1") && !has("canonical_k36_s1"));
         assert!(!has("canonical_k3_s3") && !has("linear_k10_s1"));
-        // Canonical K ≤ 20, fixed D = 10k, the four LR runs besides canonical K = 20, nine batch
-        // runs and four z lengths, at seeds 1 and 2 (a run two suites share is trained once).
+        // Canonical K ≤ 20 (the probed K = 10 and 20 among them), fixed D = 10k, the four LR runs
+        // besides canonical K = 20, nine batch runs and four z lengths, at seeds 1 and 2 (a run two
+        // suites share is trained once).
         assert_eq!(names.iter().filter(|n| n.ends_with("_s1") || n.ends_with("_s2")).count(), 2 * (8 + 4 + 4 + 9 + 4));
         let one = Plan { seeds: Some(1), ..all };
         assert!(one.specs().iter().all(|s| !s.name.ends_with("_s1")), "--seeds 1 turns them off");
         assert!(one.args(Path::new("wt")).ends_with(&["--seeds".into(), "1".into()]));
+    }
+
+    #[test]
+    fn the_paper_probes_of_snap_ablation_and_hessian_cover_seeds_1_and_2() {
+        let named = |suite: &str| Plan {
+            scale: Scale::Paper,
+            suites: vec![super::super::suites::suite(suite).unwrap()],
+            ..plan(None)
+        };
+        let pairs = |suite: &str| named(suite).probe_pairs().into_iter().map(|(_, n)| n).collect::<Vec<_>>();
+        let seeded = ["canonical_k10", "canonical_k20", "canonical_k10_s1", "canonical_k20_s1", "canonical_k10_s2"];
+        for suite in ["snap", "ablation", "hessian"] {
+            assert_eq!(pairs(suite)[..5], seeded, "{suite}");
+            assert_eq!(pairs(suite).len(), 6, "{suite}");
+        }
+        assert_eq!(pairs("displacement"), ["displacement_k10", "displacement_k20"], "50,000-step runs: seed 0 only");
+        let one = Plan { seeds: Some(1), ..named("hessian") };
+        assert_eq!(one.probe_pairs().len(), 2, "--seeds 1: seed 0's runs only");
+        // Every probe unit selects its own run by name, the seed runs too.
+        let units = named("snap").probe_units(Path::new("/bin/wt"));
+        assert!(shell_line(&units[5].command).ends_with("--probes-only --only canonical_k20_s2"));
     }
 
     #[test]

@@ -221,13 +221,15 @@ fn context(plan: &Plan, figures: PathBuf, run_probes: bool, only: Vec<String>) -
 }
 
 /// Compute the missing probe results of the plan's probe suites on the runs `only` (all when
-/// empty), writing no report: one unit of work for a cluster task. Figures go to a scratch
+/// empty), at every seed each suite is graded with, writing no report: one unit of work for a cluster task. Figures go to a scratch
 /// directory that is removed afterwards (the report step draws them).
 pub fn probes_only(plan: &Plan, only: Vec<String>) -> Result<()> {
     let scratch = plan.out.join(plan.scale.name()).join(format!(".probe-figures-{}", std::process::id()));
     let ctx = context(plan, scratch.clone(), true, only);
     std::fs::create_dir_all(&ctx.figures).map_err(|e| Error::io(&ctx.figures, e))?;
-    let result = plan.suites.iter().filter(|s| s.reads_probes).try_for_each(|s| analyse(&ctx, s).map(|_| ()));
+    let result = plan.suites.iter().filter(|s| s.reads_probes).try_for_each(|suite| {
+        (0..ctx.seeds_of(suite)).try_for_each(|seed| analyse(&Ctx { seed, ..ctx.clone() }, suite).map(|_| ()))
+    });
     let _ = std::fs::remove_dir_all(&scratch);
     result
 }

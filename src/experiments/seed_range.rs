@@ -87,13 +87,14 @@ pub fn over_seeds(verdicts: Vec<Verdict>, measures: &[Option<&Measure>]) -> Over
     OverSeeds { verdicts, values, measure: named.map(|m| m.name.clone()), range, paper, paper_inside: inside, verdict }
 }
 
-/// A figure at three significant digits or so ("3.6", "0.267", "47726").
+/// A figure at three significant digits or so ("3.6", "0.267", "47726", "-4.34e-5").
 pub fn num(x: f64) -> String {
     match x.abs() {
         a if a >= 100.0 => format!("{x:.0}"),
         a if a >= 10.0 => format!("{x:.1}"),
         a if a >= 1.0 => format!("{x:.2}"),
-        _ => format!("{x:.3}"),
+        a if a >= 0.001 || a == 0.0 => format!("{x:.3}"),
+        _ => super::claims::sig(x, 3),
     }
 }
 
@@ -221,5 +222,14 @@ mod tests {
         let o = over_seeds(vec![Differs, Incomplete, Incomplete], &[Some(&a), None, None]);
         assert_eq!(o.verdict, Incomplete);
         assert_eq!(o.describe(), "over 3 seeds: r: 1.29 / – / –; s1, s2 not finished");
+    }
+
+    #[test]
+    fn small_figures_keep_three_significant_digits() {
+        assert_eq!(
+            [num(47726.4), num(14.64), num(1.083), num(0.0123), num(0.0)],
+            ["47726", "14.6", "1.08", "0.012", "0.000"]
+        );
+        assert_eq!((num(-4.34e-5), num(-0.004)), ("-4.34e-5".to_string(), "-0.004".to_string()));
     }
 }

@@ -51,13 +51,14 @@ pub fn grade(per_seed: &[Option<bool>], pooled: Option<bool>) -> Verdict {
 
 /// The Seeds section for the suites already analysed at seed 0 (`outs`): every claim row of each
 /// suite graded with several seeds, re-graded on each seed's runs (the runs the seeds repeat, at
-/// seed 0 too, so every seed grades the same set), plus the pooled D-scaling fit. Probe suites
-/// read seed 0's checkpoints only and are left out.
+/// seed 0 too, so every seed grades the same set), plus the pooled D-scaling fit. A probe suite
+/// reads each seed's probe results (computed here when `ctx` allows probes); the linear
+/// baseline has no runs to seed.
 pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
     let mut seeded = vec![];
     for o in outs {
         let suite = super::suites::suite(&o.suite)?;
-        if !suite.reads_probes && ctx.seeds_of(suite) >= 2 {
+        if ctx.seeds_of(suite) >= 2 && !suite.runs(ctx.scale).is_empty() {
             seeded.push(suite);
         }
     }
@@ -66,7 +67,7 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
     }
     let scratch = ctx.figures.join(".seeds");
     std::fs::create_dir_all(&scratch).map_err(|e| crate::error::Error::io(&scratch, e))?;
-    let subset = Ctx { seeded_only: true, run_probes: false, ..ctx.clone() };
+    let subset = Ctx { seeded_only: true, ..ctx.clone() };
     let mut rows = vec![];
     let mut data = serde_json::Map::new();
     let mut figures = vec![];
@@ -122,8 +123,10 @@ fn scope(ctx: &Ctx, seeded: &[&super::suites::Suite]) -> Result<String> {
         let by_seed = (1..n).map(|s| ctx.load_seed(suite.name, s)).collect::<Result<Vec<_>>>()?;
         let runs: Vec<RunData> = by_seed.into_iter().flatten().collect();
         let done = runs.iter().filter(|r| r.complete).count();
+        let probed = runs.iter().filter(|r| super::probe_claims::cache_path(&r.dir, suite.name).exists()).count();
+        let probed = if suite.reads_probes { format!(", probed {probed}/{}", runs.len()) } else { String::new() };
         md += &format!(
-            "- {}: {n} seeds of {} of its {} runs ({first} … {last}); seed runs complete {done}/{}, {:.0} s of training\n",
+            "- {}: {n} seeds of {} of its {} runs ({first} … {last}); seed runs complete {done}/{}{probed}, {:.0} s of training\n",
             suite.name,
             rep.len(),
             all.len(),
@@ -135,12 +138,13 @@ fn scope(ctx: &Ctx, seeded: &[&super::suites::Suite]) -> Result<String> {
 }
 
 /// One markdown row, one JSON object and the grade over seeds per claim row of the suite (rows
-/// matched by position: every seed runs the same analysis).
+/// matched by claim: a seed whose probe is missing has fewer rows, and that claim is incomplete).
 fn claim_rows(by_seed: &[SuiteOutcome], whole_suite: bool) -> Vec<(Vec<String>, serde_json::Value, Graded)> {
     let first = &by_seed[0];
     (0..first.rows.len())
         .map(|i| {
-            let rows: Vec<Option<&Row>> = by_seed.iter().map(|o| o.rows.get(i)).collect();
+            let claim = &first.rows[i].claim;
+            let rows: Vec<Option<&Row>> = by_seed.iter().map(|o| o.rows.iter().find(|r| r.claim == *claim)).collect();
             let verdicts: Vec<Verdict> = rows.iter().map(|r| r.map_or(Verdict::Incomplete, |r| r.verdict)).collect();
             let measures: Vec<_> = rows.iter().map(|r| r.and_then(|r| r.measure.as_ref())).collect();
             let per = rows
@@ -296,5 +300,42 @@ mod tests {
         assert_eq!(grade(&[Some(false), Some(false)], Some(false)), Verdict::NotReplicated);
         assert_eq!(grade(&[Some(true), None], Some(true)), Verdict::Incomplete);
         assert_eq!(grade(&[Some(true)], None), Verdict::Incomplete);
+    }
+
+    fn outcome(rows: Vec<Row>) -> SuiteOutcome {
+        let (figures, details, data) = (vec![], String::new(), json!(null));
+        SuiteOutcome {
+            suite: "s".into(),
+            rows,
+            figures,
+            details,
+            data,
+            runs_total: 2,
+            runs_complete: 2,
+            compute_seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_seed_missing_one_runs_probe_leaves_that_claim_incomplete_and_the_others_matched() {
+        let row = |claim: &str, v| Row::new(claim, "p", "o".into(), v, "r");
+        let s0 = outcome(vec![
+            row("a (K = 10)", Verdict::Replicated),
+            row("b (K = 10)", Verdict::Replicated),
+            row("a (K = 20)", Verdict::Differs),
+        ]);
+        // Seed 1's K = 10 probe is missing: one incomplete row in place of two.
+        let s1 = outcome(vec![row("a (K = 10)", Verdict::Incomplete), row("a (K = 20)", Verdict::Differs)]);
+        let graded = claim_rows(&[s0, s1], true);
+        let by_claim: Vec<(&str, Verdict)> =
+            graded.iter().map(|(_, _, g)| (g.claim.as_str(), g.over_seeds.verdict)).collect();
+        assert_eq!(
+            by_claim,
+            [
+                ("a (K = 10)", Verdict::Incomplete),
+                ("b (K = 10)", Verdict::Incomplete),
+                ("a (K = 20)", Verdict::Differs)
+            ]
+        );
     }
 }

@@ -92,6 +92,10 @@ fn paper_seeded(suite: &str) -> Option<Vec<RunSpec>> {
         "lr" => Some(paper_lr()),
         "batch" => Some(paper_batch()),
         "plateau" => Some(paper_plateau().into_iter().filter(|r| r.name != "canonical_k36").collect()),
+        // Snap, ablation and Hessian rows that differ at seed 0: probed on the canonical K = 10
+        // and 20 runs of seeds 1 and 2 too (the D sweep's seed runs, trained again for their
+        // checkpoints). Displacement's 50,000-step runs are not seeded (≈ 4 × 14 core-hours).
+        "snap" | "ablation" | "hessian" => Some(paper_probed()),
         _ => None,
     }
 }
@@ -154,7 +158,7 @@ pub struct Suite {
     paper: fn() -> Vec<RunSpec>,
     ci: fn() -> Vec<RunSpec>,
     pub analyse: fn(&Ctx) -> Result<SuiteOutcome>,
-    /// Its claims read probe results computed on seed 0's checkpoints.
+    /// Its claims read probe results computed on its runs' checkpoints.
     pub reads_probes: bool,
 }
 
