@@ -97,7 +97,8 @@ fn every_graded_row_of_the_paper_report_states_its_criterion() {
         .iter()
         .filter(|r| ["Replicated", "Differs", "NotReplicated"].contains(&r["verdict"].as_str().unwrap()))
         .collect();
-    assert!(graded.len() >= 20, "{} graded rows", graded.len());
+    // 16 while the probe, LR and batch rows wait for their seeds (WAITING_FOR_RUNS), 30 before.
+    assert!(graded.len() >= 15, "{} graded rows", graded.len());
     // A criterion for "replicated" (not "not replicated"), with a number to check it against.
     let states = |why: &str| {
         let why = why.replace("not replicated", "");
@@ -122,7 +123,9 @@ fn the_paper_report_names_the_builds_that_trained_every_committed_run() {
         .iter()
         .flat_map(|b| b["runs"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string()))
         .collect();
+    // A run resumed by another build is named under each build that trained part of it.
     named.sort();
+    named.dedup();
     let mut on_disk: Vec<String> = std::fs::read_dir(root.join("runs"))
         .unwrap()
         .flatten()
@@ -155,7 +158,7 @@ fn the_code_today_retrains_the_start_of_committed_paper_runs_bit_for_bit() {
     for (dir, run) in [
         ("results/paper/runs", "canonical_k3"),
         ("results/paper/runs", "canonical_k20_s2"),
-        ("results/in-progress/paper/runs", "lr_k20_eta3e-4_s1"),
+        ("results/paper/runs", "lr_k20_eta3e-4_s1"),
     ] {
         let root = repo.join(dir);
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("retrain-{run}"));
@@ -180,8 +183,8 @@ fn the_code_today_retrains_the_start_of_committed_paper_runs_bit_for_bit() {
 /// waiting for runs of the verdicts issue: the LR and batch suites, graded over
 /// seeds, and the plateau suite's seed rows until seeds 1–2 of their runs are trained (seed-runs.sh);
 /// the snap, ablation and Hessian suites, graded over seeds, until seeds 1–2 of canonical K = 10
-/// and 20 are probed; the displacement suite until its 50,000-step runs are; and the Kramers
-/// mechanism, which reads the LR and batch rows.
+/// and 20 are probed; the displacement suite until its 50,000-step runs are; and the mechanisms
+/// that read those rows (Kramers: LR and batch; coverage: snap; spinodal: Hessian).
 const WAITING_FOR_RUNS: &[&str] = &[
     "displacement",
     "lr",
@@ -196,6 +199,8 @@ const WAITING_FOR_RUNS: &[&str] = &[
     "seeds: ablation",
     "seeds: hessian",
     "mechanism: Kramers / noise-activated escape",
+    "mechanism: Coverage / signal dilution (groups learned one at a time)",
+    "mechanism: Spinodal instability (the plateau is a local minimum)",
 ];
 
 #[test]
@@ -235,9 +240,10 @@ fn the_committed_paper_replication_is_complete_and_from_one_revision() {
     }
 }
 
-/// The clean revisions that trained committed paper runs: the paper runs' revision and the seed
-/// runs' pin (results/in-progress/REVISION: the asymmetry runs and the seed runs). The retraining
-/// test above reproduces a run of the first and a seed run of the pin's predecessor c9b247f (the
-/// pin moved to 488afaf for `train.stop_after_lag` only; runs continued across the move resume
-/// bit-exactly). A constant-LR run begun by 488afaf joins that test once one is finished.
-const TRAINING_REVISIONS: [&str; 2] = ["8e2e87bb16ba", "488afaf2eba9"];
+/// The clean revisions that trained committed paper runs: the paper runs' revision, the seed
+/// runs' pin (results/in-progress/REVISION: the asymmetry runs and the seed runs) and its
+/// predecessor c9b247f, which trained the first seed runs (the pin moved to 488afaf for
+/// `train.stop_after_lag` only; runs continued across the move resume bit-exactly). The
+/// retraining test above reproduces a run of the first and a seed run of c9b247f. A constant-LR
+/// run begun by 488afaf joins that test once one is finished.
+const TRAINING_REVISIONS: [&str; 3] = ["8e2e87bb16ba", "488afaf2eba9", "c9b247f61de8"];
