@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python package's tests: a fresh venv with the pinned maturin, numpy and pytest from PyPI
+# The Python package's tests: a fresh venv with the pinned maturin, numpy, pytest and jax from PyPI
 # (python/requirements-package.txt), `pip install ./python` (builds the Rust extension), pytest.
 #   scripts/python-tests.sh            venv in target/python-venv (WT_VENV=DIR to choose)
 set -euo pipefail
@@ -14,7 +14,8 @@ fi
 # The extension shares the repository's target directory: the library's dependencies build once.
 PATH="$VENV/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" "$VENV/bin/pip" install -q --disable-pip-version-check --no-build-isolation \
     --force-reinstall --no-deps ./python
-"$VENV/bin/pytest" -q -p no:cacheprovider python/tests
+# jax is in the environment, so its docs snippets must run (test_docs.py fails rather than skip).
+WT_REQUIRE_JAX=1 "$VENV/bin/pytest" -q -p no:cacheprovider python/tests
 # The wheel a machine without Rust installs: one abi3 wheel for every CPython >= 3.9. Built (the
 # extension is already compiled in target/) and installed into a second venv, where it imports.
 rm -rf target/wheels

@@ -1,7 +1,8 @@
 """docs/interop.md runs as written: its sh and python blocks in order, in one scratch directory
 (with golden/ and configs/ linked in), the `text` block after a command checked against what it
 printed. `<!-- test: exit N -->` expects that exit code; `<!-- test: needs torch -->` blocks run
-when torch and transformer-lens are importable."""
+when torch and transformer-lens are importable, `<!-- test: needs jax -->` blocks when jax is
+(required when WT_REQUIRE_JAX=1, as in CI, so they cannot be skipped there unnoticed)."""
 import importlib.util
 import os
 import re
@@ -48,12 +49,18 @@ def test_interop_md_runs_as_written(tmp_path, monkeypatch):
         (tmp_path / d).symlink_to(ROOT / d)
     monkeypatch.chdir(tmp_path)
     wt_bin = windtunnel_bin()
-    has_torch = all(importlib.util.find_spec(m) for m in ("torch", "transformer_lens"))
+    has = {
+        "torch": all(importlib.util.find_spec(m) for m in ("torch", "transformer_lens")),
+        "jax": importlib.util.find_spec("jax") is not None,
+    }
+    if os.environ.get("WT_REQUIRE_JAX") == "1":
+        assert has["jax"], "WT_REQUIRE_JAX=1 but jax is not importable: the JAX snippets would be skipped"
     namespace, ran, printed, skipped = {}, {"sh": 0, "python": 0, "text": 0}, None, False
     for b in blocks():
         tag = b["tag"] or ""
+        needs = [m for m in has if f"needs {m}" in tag]
         # A text block shows the output of the command before it, and is skipped with it.
-        skipped = skipped if b["lang"] == "text" else ("needs torch" in tag and not has_torch)
+        skipped = skipped if b["lang"] == "text" else any(not has[m] for m in needs)
         if skipped:
             continue
         if b["lang"] == "sh":
@@ -67,4 +74,5 @@ def test_interop_md_runs_as_written(tmp_path, monkeypatch):
             shown_in(b["code"], printed)
         ran[b["lang"]] += 1
     assert ran["sh"] >= 5 and ran["python"] >= 5 and ran["text"] >= 4, ran
-    print(f"ran {ran} (torch snippets: {'yes' if has_torch else 'no'}, python {sys.version.split()[0]})")
+    shown = ", ".join(f"{m} snippets: {'yes' if ok else 'no'}" for m, ok in has.items())
+    print(f"ran {ran} ({shown}, python {sys.version.split()[0]})")

@@ -5,6 +5,8 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import ROOT
+
 import windtunnel as wt
 
 
@@ -134,8 +136,17 @@ def test_optional_helpers_say_what_they_need(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "transformer_lens", None)
     from windtunnel.tl import hooked_transformer
 
-    with pytest.raises(ImportError, match="transformer-lens"):
+    with pytest.raises(ImportError, match=r'transformer-lens.*pip install "\./python\[tl\]"'):
         hooked_transformer(wt.init(0))
+
+
+def test_the_tl_extra_pins_transformerlens_below_4_where_hookedtransformer_exists():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "python" / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    (tl,) = [r for r in extras["tl"] if r.startswith("transformer-lens")]
+    assert "<4" in tl and ">=2.16" in tl, tl
+    assert any(r.startswith("torch") for r in extras["tl"]) and extras["jax"], extras
 
 
 def test_hooked_transformer_reproduces_the_transformerlens_dump(golden):

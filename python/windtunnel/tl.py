@@ -1,5 +1,6 @@
 """TransformerLens from a windtunnel file: ``hooked_transformer(source)``. Needs torch and
-transformer-lens 2.16-3.9 (python/requirements.txt); 4.x removed ``HookedTransformer``."""
+transformer-lens 2.16-3.9 (``pip install "./python[tl]"``, or python/requirements.txt for the
+pinned versions); 4.x removed ``HookedTransformer``."""
 from __future__ import annotations
 
 from typing import Any
@@ -15,7 +16,7 @@ def hooked_transformer(source: _tensors.Source) -> Any:
         from transformer_lens import HookedTransformer, HookedTransformerConfig
     except ImportError as e:
         raise ImportError(
-            "hooked_transformer needs torch and transformer-lens 2.16-3.9 (pip install -r python/requirements.txt); "
+            "hooked_transformer needs torch and transformer-lens 2.16-3.9 (pip install \"./python[tl]\"); "
             f"transformer-lens 4.x has no HookedTransformer ({e})"
         ) from None
     from . import load
