@@ -1,10 +1,11 @@
 use super::Outcome;
 use crate::error::{Error, Result};
+use crate::experiments::claims::{Scale, Suite};
 use crate::experiments::configs::Configs;
 use crate::experiments::plan::{Plan, State, shell_line};
 use crate::experiments::runner::{Done, Execution, execute};
 use crate::experiments::slurm::{self, SlurmOptions};
-use crate::experiments::suites::{SUITES, Scale, Suite, suite};
+use crate::experiments::suites::{SUITES, suite};
 use crate::train::record::Record;
 use crate::train::session::Progress;
 use std::path::PathBuf;

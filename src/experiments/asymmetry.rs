@@ -5,9 +5,8 @@
 //! (`az_to_b`, the author's launch script). measure (each run's lag) → grade (forward lag /
 //! reverse lag per K) → render.
 
-use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, table};
+use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, outcome, table};
 use super::paper;
-use super::scaling::outcome;
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
 use crate::task::TaskKind;
@@ -76,8 +75,8 @@ fn compare(runs: &[RunData], ks: &[usize], forward: TaskKind) -> Compared {
     c
 }
 
-pub fn asymmetry(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = ctx.load("asymmetry")?;
+pub fn asymmetry(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let runs = ctx.load(suite)?;
     let mut ks: Vec<usize> = runs.iter().map(|r| r.k()).collect();
     ks.sort();
     ks.dedup();

@@ -1,9 +1,8 @@
 //! The batch-size sweep (claim 5, spec A3): T2 against B in steps and in tokens, and the matched
 //! η/B pair. measure → grade → render.
 
-use super::claims::{Ctx, Key, Row, RunData, SuiteOutcome, Verdict, table};
+use super::claims::{Ctx, Key, Row, RunData, Suite, SuiteOutcome, Verdict, outcome, table};
 use super::paper;
-use super::scaling::outcome;
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
 
@@ -240,8 +239,8 @@ pub fn grade_matched(small: Option<u64>, large: Option<u64>, shown: (String, Str
     }
 }
 
-pub fn batch(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = ctx.load("batch")?;
+pub fn batch(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let runs = ctx.load(suite)?;
     let mut ks: Vec<usize> = runs.iter().map(|r| r.k()).collect();
     ks.sort();
     ks.dedup();

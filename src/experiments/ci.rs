@@ -51,7 +51,7 @@ pub fn ci_canonical(k: usize) -> RunSpec {
             format!("data.k={k}"),
             s("data.n_b=200"),
             format!("train.stop_at_t1_multiple={m}"),
-            s(super::suites::T4_KNOWN),
+            s(super::runner::T4_KNOWN),
         ],
     )
 }

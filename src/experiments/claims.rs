@@ -2,7 +2,8 @@
 //! verdict, reason), the runs a suite reads, and where its figures go.
 
 use super::runner::RunSpec;
-use super::suites::Scale;
+pub use super::stats::sig;
+pub use super::verdict::{Measure, Verdict};
 use crate::config::RunConfig;
 use crate::error::Result;
 use crate::plot;
@@ -11,51 +12,85 @@ use crate::train::tau::{Taus, taus};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub enum Verdict {
-    /// Same direction and a magnitude within the stated tolerance of the paper's.
-    Replicated,
-    /// Same qualitative direction, a different magnitude.
-    Differs,
-    /// The effect is absent or reversed.
-    NotReplicated,
-    /// Runs or probes the claim needs are not complete yet.
-    Incomplete,
-    /// windtunnel's figure for a metric the paper gives no number for: not a replication, only
-    /// whether it points the way the paper's claim does.
-    FindingAgrees,
-    FindingDisagrees,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    Ci,
+    Paper,
 }
 
-impl Verdict {
-    pub fn label(self) -> &'static str {
+impl Scale {
+    pub fn name(self) -> &'static str {
         match self {
-            Verdict::Replicated => "replicated",
-            Verdict::Differs => "differs",
-            Verdict::NotReplicated => "not replicated",
-            Verdict::Incomplete => "incomplete",
-            Verdict::FindingAgrees => "finding (paper's direction)",
-            Verdict::FindingDisagrees => "finding (against the paper's direction)",
+            Scale::Ci => "ci",
+            Scale::Paper => "paper",
+        }
+    }
+}
+
+/// Init/order seeds a paper-scale suite seeded by default is graded with (`seed_range.rs`).
+pub const PAPER_SEEDS: u32 = 3;
+
+/// One claim's suite: its name, its runs at each scale, and its analysis (the registry of
+/// every suite is `suites.rs`).
+pub struct Suite {
+    pub name: &'static str,
+    pub(super) paper: fn() -> Vec<RunSpec>,
+    pub(super) ci: fn() -> Vec<RunSpec>,
+    /// At paper scale, the runs every seed s ≥ 1 repeats, for a suite seeded by default.
+    pub(super) seeded: Option<fn() -> Vec<RunSpec>>,
+    pub(super) analyse: fn(&Ctx, &Suite) -> Result<SuiteOutcome>,
+    /// Its claims read probe results computed on its runs' checkpoints.
+    pub reads_probes: bool,
+}
+
+impl std::fmt::Debug for Suite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl PartialEq for Suite {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Suite {
+    /// The suite's rows, figures and numbers from the runs `ctx` reads.
+    pub fn grade(&self, ctx: &Ctx) -> Result<SuiteOutcome> {
+        (self.analyse)(ctx, self)
+    }
+
+    /// The suite's runs at a scale (seed 0).
+    pub fn runs(&self, scale: Scale) -> Vec<RunSpec> {
+        match scale {
+            Scale::Paper => (self.paper)(),
+            Scale::Ci => (self.ci)(),
         }
     }
 
-    /// A finding: the paper has no figure to compare with; only the direction is graded.
-    pub fn finding(direction: bool) -> Self {
-        if direction { Verdict::FindingAgrees } else { Verdict::FindingDisagrees }
-    }
-
-    /// Evidence in the direction of the paper's claim (whatever the magnitude).
-    pub fn in_direction(self) -> bool {
-        matches!(self, Verdict::Replicated | Verdict::Differs | Verdict::FindingAgrees)
-    }
-
-    /// Replicated when `close`, else Differs when `direction`, else NotReplicated.
-    pub fn grade(direction: bool, close: bool) -> Self {
-        match (direction, close) {
-            (true, true) => Verdict::Replicated,
-            (true, false) => Verdict::Differs,
-            _ => Verdict::NotReplicated,
+    /// The runs every init/order seed s ≥ 1 repeats (named `<run>_s<s>`): at paper scale the
+    /// seeded subset of a suite seeded by default, otherwise all its runs.
+    pub fn seeded_runs(&self, scale: Scale) -> Vec<RunSpec> {
+        match (scale, self.seeded) {
+            (Scale::Paper, Some(seeded)) => seeded(),
+            _ => self.runs(scale),
         }
+    }
+
+    /// How many seeds the suite is trained and graded with: `--seeds` when given, else
+    /// [`PAPER_SEEDS`] for the paper-scale suites seeded by default and 1 otherwise.
+    pub fn seeds(&self, scale: Scale, given: Option<u32>) -> u32 {
+        match given {
+            Some(n) => n.max(1),
+            None if scale == Scale::Paper && self.seeded.is_some() => PAPER_SEEDS,
+            None => 1,
+        }
+    }
+
+    /// The suite's runs at seed `s`: all of them at seed 0, the seeded subset at s ≥ 1.
+    pub fn runs_at_seed(&self, scale: Scale, s: u32) -> Vec<RunSpec> {
+        if s == 0 { self.runs(scale) } else { self.seeded_runs(scale).iter().map(|r| r.seeded(s)).collect() }
     }
 }
 
@@ -87,18 +122,6 @@ pub struct Row {
     pub over_seeds: Option<super::seed_range::OverSeeds>,
     #[serde(skip)]
     pub key: Option<Key>,
-}
-
-/// The figure a row grades and the paper's value for it: over seeds, "differs" means the
-/// paper's value lies outside the seeds' range of this figure.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Measure {
-    /// What the figure is ("T3(2e-3) / T3(3e-4)").
-    pub name: String,
-    /// windtunnel's figure: one value, or one per K where the row spans several.
-    pub values: Vec<f64>,
-    /// The paper's value, as an interval (lo = hi for a single number).
-    pub paper: (f64, f64),
 }
 
 impl Row {
@@ -229,13 +252,12 @@ pub struct Ctx {
 
 impl Ctx {
     /// The suite's runs at this context's seed (0: the author's seeds).
-    pub fn load(&self, suite: &str) -> Result<Vec<RunData>> {
+    pub fn load(&self, suite: &Suite) -> Result<Vec<RunData>> {
         self.load_seed(suite, self.seed)
     }
 
     /// The suite's runs at init/order seed `s` (see [`super::runner::RunSpec::seeded`]).
-    pub fn load_seed(&self, suite: &str, s: u32) -> Result<Vec<RunData>> {
-        let suite = super::suites::suite(suite)?;
+    pub fn load_seed(&self, suite: &Suite, s: u32) -> Result<Vec<RunData>> {
         let specs = match (s, self.seeded_only) {
             (0, true) => suite.seeded_runs(self.scale),
             _ => suite.runs_at_seed(self.scale, s),
@@ -244,7 +266,7 @@ impl Ctx {
     }
 
     /// How many init/order seeds `suite` is graded with.
-    pub fn seeds_of(&self, suite: &super::suites::Suite) -> u32 {
+    pub fn seeds_of(&self, suite: &Suite) -> u32 {
         suite.seeds(self.scale, self.seeds)
     }
 
@@ -258,6 +280,20 @@ impl Ctx {
     pub fn figure(&self, name: &str, fig: &plot::Figure) -> Result<String> {
         fig.save(&self.figures.join(name))?;
         Ok(format!("figures/{name}"))
+    }
+}
+
+/// A suite's outcome from its rows, figures and details, counting its runs and their seconds.
+pub fn outcome(suite: &str, runs: &[RunData], rows: Vec<Row>, figures: Vec<String>, details: String) -> SuiteOutcome {
+    SuiteOutcome {
+        suite: suite.into(),
+        rows,
+        figures,
+        details,
+        data: serde_json::json!({}),
+        runs_total: runs.len(),
+        runs_complete: runs.iter().filter(|r| r.complete).count(),
+        compute_seconds: seconds(runs),
     }
 }
 
@@ -285,41 +321,9 @@ pub fn table<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>]) -> String {
     s
 }
 
-/// `x` with about `n` significant digits (like Python's `{:.ng}`).
-pub fn sig(x: f64, n: usize) -> String {
-    if !x.is_finite() || x == 0.0 {
-        return format!("{x}");
-    }
-    // The decimal exponent, read off Rust's exact scientific formatting (no platform log10).
-    let e = format!("{:e}", x.abs());
-    let mag: i32 = e[e.find('e').expect("has an exponent") + 1..].parse().expect("integer exponent");
-    if !(-3..5).contains(&mag) {
-        format!("{:.*e}", n.saturating_sub(1), x)
-    } else {
-        format!("{:.*}", (n as i32 - 1 - mag).max(0) as usize, x)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn significant_digits() {
-        assert_eq!(sig(2887.4, 3), "2887");
-        assert_eq!(sig(7.7412, 3), "7.74");
-        assert_eq!(sig(-0.00428, 3), "-0.00428");
-        assert_eq!(sig(0.0000123, 3), "1.23e-5");
-        assert_eq!(sig(-0.684, 3), "-0.684");
-        assert_eq!(sig(123456.0, 2), "1.2e5");
-    }
-
-    #[test]
-    fn verdict_grades() {
-        assert_eq!(Verdict::grade(true, true), Verdict::Replicated);
-        assert_eq!(Verdict::grade(true, false), Verdict::Differs);
-        assert_eq!(Verdict::grade(false, true), Verdict::NotReplicated);
-    }
 
     #[test]
     fn a_pipe_inside_a_cell_does_not_split_it() {

@@ -2,11 +2,11 @@
 //! every threshold fraction, and windtunnel's T1, T2 and T4 beside the author's two sets of
 //! waiting times (spec A2). measure → grade → render.
 
-use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, fmt_ci, table};
+use super::claims::Scale;
+use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, fmt_ci, outcome, table};
 use super::paper;
-use super::scaling::{SEED, outcome, pairs};
+use super::scaling::{SEED, pairs};
 use super::stats::{Fit, power_law};
-use super::suites::Scale;
 use crate::error::Result;
 use crate::numerics::math;
 use crate::plot::{Band, LinePlot, Series, line_plot};
@@ -110,8 +110,8 @@ fn spread(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::NEG_INFINITY, f64::max) - v.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
-pub fn d_scaling(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = ctx.load("d-scaling")?;
+pub fn d_scaling(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let runs = ctx.load(suite)?;
     let n = measure(&runs);
     let rows = grade(&n, runs.len());
     let figures = vec![ctx.figure("d_scaling.svg", &line_plot(&plot(&n, ctx.scale))?)?];

@@ -1,9 +1,9 @@
 //! Analyses read from the training logs alone: Δz leads the loss (claim 8), forward vs reverse
 //! direction (claim 10, spec A4), and the z-sharing sweep against gradient cancellation (§9).
 
-use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, fmt_ci, table};
+use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, fmt_ci, outcome, table};
 use super::paper;
-use super::scaling::{SEED, outcome};
+use super::scaling::SEED;
 use super::stats::{Fit, mean_std, power_law};
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
@@ -67,8 +67,8 @@ fn dz_rows(runs: &[RunData], fracs: &[f64], ks: &[f64], leads: &[f64]) -> (Vec<R
     (rows, fit, m, s)
 }
 
-pub fn dz_lead(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = ctx.load("dz-lead")?;
+pub fn dz_lead(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let runs = ctx.load(suite)?;
     let (mut fracs, mut ks, mut leads, mut detail) = (vec![], vec![], vec![], vec![]);
     let (mut onset_pts, mut t4_pts) = (vec![], vec![]);
     for r in &runs {
@@ -98,7 +98,7 @@ pub fn dz_lead(ctx: &Ctx) -> Result<SuiteOutcome> {
         y_label: "step".into(),
         series: [Series::points("Δz > 0.1 onset", onset_pts), Series::points("loss onset T4", t4_pts)]
             .into_iter()
-            .chain((ctx.scale == super::suites::Scale::Paper).then(|| {
+            .chain((ctx.scale == super::claims::Scale::Paper).then(|| {
                 Series::points("author's T4", paper::SECOND_SET_T4.value.iter().map(|&(k, t)| (k as f64, t)).collect())
             }))
             .collect(),
@@ -201,8 +201,8 @@ pub fn z_sharing_row(points: &[ZPoint]) -> (Row, Option<Fit>) {
     (row, fit)
 }
 
-pub fn z_sharing(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = ctx.load("z-sharing")?;
+pub fn z_sharing(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let runs = ctx.load(suite)?;
     let points: Vec<ZPoint> = runs
         .iter()
         .map(|r| ZPoint {

@@ -2,11 +2,10 @@
 //! converged checkpoints — the saddle, the anisotropy ratio (an artefact of the unconverged power
 //! iteration) and the λ_max spike.
 
-use super::claims::{Ctx, Row, SuiteOutcome, Verdict, sig, table};
+use super::claims::Scale;
+use super::claims::{Ctx, Row, Suite, SuiteOutcome, Verdict, outcome, sig, table};
 use super::paper;
-use super::probe_claims::{cached, probe_runs};
-use super::scaling::outcome;
-use super::suites::Scale;
+use super::probe_claims::cached;
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
 use crate::probes::hessian::{HessianPoint, HessianReport};
@@ -172,8 +171,8 @@ fn detail_rows(k: usize, rep: &HessianReport) -> Vec<Vec<String>> {
         .collect()
 }
 
-pub fn hessian_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = probe_runs(ctx, "hessian")?;
+pub fn hessian_suite(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let runs = ctx.load(suite)?;
     let mut secs = 0.0;
     let (mut rows, mut figures, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     for r in &runs {

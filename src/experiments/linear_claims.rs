@@ -1,11 +1,10 @@
 //! The linear baseline (spec §9): a two-layer linear readout of (B, z) one-hots, which cannot
 //! represent which target z selects, trained at each K; graded on its candidate loss and z-gap.
 
-use super::claims::{Ctx, Row, SuiteOutcome, Verdict, table};
+use super::claims::Scale;
+use super::claims::{Ctx, Row, Suite, SuiteOutcome, Verdict, outcome, table};
 use super::paper;
 use super::probe_claims::cached_in;
-use super::scaling::outcome;
-use super::suites::Scale;
 use crate::error::{Error, Result};
 use crate::plot::{LinePlot, Series, line_plot};
 use crate::probes::linear::{LinearReport, Positions, train_linear};
@@ -25,7 +24,8 @@ fn linear_plan(scale: Scale) -> (Vec<usize>, usize, u64) {
     }
 }
 
-pub fn linear_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
+/// The baseline trains its own small models inside the probe: the suite lists no runs.
+pub fn linear_suite(ctx: &Ctx, _suite: &Suite) -> Result<SuiteOutcome> {
     let (ks, n_b, steps) = linear_plan(ctx.scale);
     let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     let mut seconds = 0.0;
@@ -126,7 +126,15 @@ mod tests {
             seeded_only: false,
         };
         std::fs::create_dir_all(&ctx.figures).unwrap();
-        let o = linear_suite(&ctx).unwrap();
+        let suite = Suite {
+            name: "linear",
+            paper: Vec::new,
+            ci: Vec::new,
+            seeded: None,
+            analyse: linear_suite,
+            reads_probes: true,
+        };
+        let o = suite.grade(&ctx).unwrap();
         std::fs::remove_dir_all(&root).ok();
         assert_eq!((o.runs_complete, o.runs_total), (1, 3), "K = 10 trained, K = 20 and 36 not");
         assert_eq!(o.compute_seconds, 12.5);

@@ -24,4 +24,5 @@ pub mod slurm;
 pub mod stats;
 pub mod suites;
 pub mod sweeps;
+pub mod verdict;
 pub mod waiting_times;

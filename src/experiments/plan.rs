@@ -3,9 +3,9 @@
 //! probes on one run) with their state on disk and the command that does each. Every executor
 //! (local, Slurm, `--list-commands` for any other scheduler) works from these units.
 
+use super::claims::{Scale, Suite};
 use super::configs::Configs;
 use super::runner::{RunSpec, Status, failed_marker, status};
-use super::suites::{Scale, Suite};
 use crate::error::Result;
 use crate::train::lock::holder;
 use serde::Serialize;

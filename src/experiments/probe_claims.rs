@@ -2,10 +2,9 @@
 //! ablation, Hessian spectra, weight displacement, the linear baseline. A probe's result is
 //! cached as `<run>/probes/<probe>.json`; a missing one is computed when the run is complete.
 
-use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, table};
+use super::claims::Scale;
+use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, outcome, table};
 use super::paper;
-use super::scaling::outcome;
-use super::suites::Scale;
 use crate::error::{Error, Result};
 use crate::plot::{LinePlot, Series, bar_chart, line_plot};
 use crate::probes::ablation::AblationReport;
@@ -86,11 +85,6 @@ pub fn cache_path(dir: &Path, suite: &str) -> std::path::PathBuf {
     }
 }
 
-/// The K = 10 and K = 20 canonical runs every probe suite reads.
-pub(super) fn probe_runs(ctx: &Ctx, suite: &str) -> Result<Vec<RunData>> {
-    ctx.load(suite)
-}
-
 fn nearest<P>(points: &[P], x: impl Fn(&P) -> f64, target: f64) -> Option<&P> {
     points.iter().min_by(|a, b| (x(a) - target).abs().total_cmp(&(x(b) - target).abs()))
 }
@@ -160,8 +154,8 @@ pub fn grade_snap(claim: &str, paper: &str, paper_late: Option<f64>, pts: &[Snap
     }
 }
 
-pub fn snap_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = probe_runs(ctx, "snap")?;
+pub fn snap_suite(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let runs = ctx.load(suite)?;
     let mut secs = 0.0;
     let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     for r in &runs {
@@ -302,8 +296,8 @@ pub fn grade_ablation(k: usize, rep: &AblationReport) -> Vec<Row> {
     vec![necessary, growing, sufficient]
 }
 
-pub fn ablation_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = probe_runs(ctx, "ablation")?;
+pub fn ablation_suite(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let runs = ctx.load(suite)?;
     let mut secs = 0.0;
     let (mut rows, mut figures, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     for r in &runs {
@@ -415,8 +409,8 @@ fn finished_displacement(
     Ok(Some(Ok(rep)))
 }
 
-pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = probe_runs(ctx, "displacement")?;
+pub fn displacement_suite(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let runs = ctx.load(suite)?;
     let mut secs = 0.0;
     let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     for r in &runs {
@@ -469,8 +463,8 @@ pub fn displacement_suite(ctx: &Ctx) -> Result<SuiteOutcome> {
             },
         ));
         if let Some(cited) = match r.k() {
-            10 if ctx.scale == super::suites::Scale::Paper => Some(paper::DISPLACEMENT_K10.value),
-            20 if ctx.scale == super::suites::Scale::Paper => Some(paper::DISPLACEMENT_K20.value),
+            10 if ctx.scale == super::claims::Scale::Paper => Some(paper::DISPLACEMENT_K10.value),
+            20 if ctx.scale == super::claims::Scale::Paper => Some(paper::DISPLACEMENT_K20.value),
             _ => None,
         } {
             // Phase means, drawn at the middle of each phase: plateau [0, τ/2), pre [τ/2, τ), post ≥ τ.

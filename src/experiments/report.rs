@@ -1,22 +1,16 @@
 //! The claims report: every suite's rows side by side with the paper's numbers, the seven
 //! falsified mechanisms (spec §9), per-suite details and figures → `report.md`, `report.json`.
 
+use super::claims::Scale;
 use super::claims::{Ctx, Key, Row, SuiteOutcome, Verdict, table};
 use super::plan::Plan;
 use super::provenance::{builds, provenance, segments, trained_by};
 use super::scaling;
 use super::stats::power_law;
-use super::suites::{Scale, Suite};
 use crate::error::{Error, Result};
 use serde::Serialize;
 use serde_json::json;
 use std::path::PathBuf;
-
-/// Analyse one suite.
-/// The suite's claims on the runs as they stand.
-pub fn analyse(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
-    (suite.analyse)(ctx)
-}
 
 /// One of the falsified mechanisms and what windtunnel's runs say about it.
 #[derive(Clone, Debug, Serialize)]
@@ -68,7 +62,7 @@ fn verdict_from(rows: &[Option<&Row>]) -> (String, String) {
 fn adamw_timescale(ctx: &Ctx) -> Result<(String, String)> {
     let (mut x, mut y) = (vec![], vec![]);
     for suite in ["d-scaling", "lr", "batch"] {
-        for r in ctx.load(suite)? {
+        for r in ctx.load(super::suites::suite(suite)?)? {
             let (b, eta, wd, d) =
                 (r.cfg.train.batch_size as f64, r.cfg.train.lr, r.cfg.train.weight_decay, r.d() as f64);
             if let Some(t) = r.taus.t1 {
@@ -175,7 +169,7 @@ pub fn write_report(plan: &Plan, run_probes: bool) -> Result<PathBuf> {
     std::fs::create_dir_all(&ctx.figures).map_err(|e| Error::io(&ctx.figures, e))?;
     let mut outs = vec![];
     for s in &plan.suites {
-        outs.push(analyse(&ctx, s)?);
+        outs.push(s.grade(&ctx)?);
     }
     let seeds = super::seeds::section(&ctx, &outs)?;
     super::seeds::apply(&mut outs, &seeds.graded);
@@ -228,7 +222,7 @@ pub fn probes_only(plan: &Plan, only: Vec<String>) -> Result<()> {
     let ctx = context(plan, scratch.clone(), true, only);
     std::fs::create_dir_all(&ctx.figures).map_err(|e| Error::io(&ctx.figures, e))?;
     let result = plan.suites.iter().filter(|s| s.reads_probes).try_for_each(|suite| {
-        (0..ctx.seeds_of(suite)).try_for_each(|seed| analyse(&Ctx { seed, ..ctx.clone() }, suite).map(|_| ()))
+        (0..ctx.seeds_of(suite)).try_for_each(|seed| suite.grade(&Ctx { seed, ..ctx.clone() }).map(|_| ()))
     });
     let _ = std::fs::remove_dir_all(&scratch);
     result

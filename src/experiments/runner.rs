@@ -14,6 +14,9 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+/// Δz lead needs T4 of every canonical run, which comes after 2·T1 at large K.
+pub const T4_KNOWN: &str = "train.stop_not_before_t4=true";
+
 /// One run of a suite.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunSpec {

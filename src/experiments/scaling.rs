@@ -1,7 +1,7 @@
 //! Analyses of the waiting-time suites: plateau height, fixed-D and D-scaling (spec §8 rows 1–3);
 //! the learning-rate and batch sweeps (rows 4–5) are in `sweeps`. Each reads the runs as they stand and grades the claim.
 
-use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, fmt_ci, seconds, table};
+use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, fmt_ci, outcome, table};
 use super::paper;
 use super::stats::{Fit, power_law};
 use crate::error::Result;
@@ -11,19 +11,6 @@ use serde_json::json;
 
 /// The bootstrap seed of every fit (the author's `RandomState(42)`, on windtunnel's stream).
 pub const SEED: u64 = 42;
-
-pub fn outcome(suite: &str, runs: &[RunData], rows: Vec<Row>, figures: Vec<String>, details: String) -> SuiteOutcome {
-    SuiteOutcome {
-        suite: suite.into(),
-        rows,
-        figures,
-        details,
-        data: json!({}),
-        runs_total: runs.len(),
-        runs_complete: runs.iter().filter(|r| r.complete).count(),
-        compute_seconds: seconds(runs),
-    }
-}
 
 /// Candidate, first-target and all-target loss of a run with ln K, ln 36, (4/5)·ln 36 and the τ's.
 pub fn loss_curve(r: &RunData) -> LinePlot {
@@ -240,8 +227,8 @@ fn window_plot(runs: &[RunData]) -> LinePlot {
     }
 }
 
-pub fn plateau(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = ctx.load("plateau")?;
+pub fn plateau(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let runs = ctx.load(suite)?;
     let n = measure_plateau(&runs);
     let rows = grade_plateau(&n);
     let figures = plateau_figures(ctx, &runs)?;
@@ -307,8 +294,8 @@ pub fn fixed_d_row(d: usize, group: &[&RunData], i: usize) -> (Row, Option<Fit>)
     }
 }
 
-pub fn fixed_d(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let runs = ctx.load("fixed-d")?;
+pub fn fixed_d(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let runs = ctx.load(suite)?;
     let mut ds: Vec<usize> = runs.iter().map(|r| round_d(r.d())).collect();
     ds.dedup();
     let mut rows = vec![];
@@ -324,7 +311,7 @@ pub fn fixed_d(ctx: &Ctx) -> Result<SuiteOutcome> {
         let (k, t) = pairs(&group, |r| r.k() as f64, |r| r.taus.t1);
         series.push(Series::points(format!("D = {d}"), k.iter().copied().zip(t.iter().copied()).collect()));
     }
-    if ctx.scale == super::suites::Scale::Paper {
+    if ctx.scale == super::claims::Scale::Paper {
         for (d, cited) in [(10_000, &paper::FIXED_D_10K), (20_000, &paper::FIXED_D_20K)] {
             let pts = cited.value.0.iter().map(|&(k, t)| (k as f64, t)).collect();
             series.push(Series::points(format!("author's D = {d}"), pts));

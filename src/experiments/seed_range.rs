@@ -2,7 +2,7 @@
 //! disagreement from noise, so "differs" means the paper's value lies outside the range of
 //! windtunnel's per-seed figures. measure (each seed's figure, their range) → grade → render.
 
-use super::claims::{Measure, Verdict};
+use super::verdict::{Measure, Verdict};
 use serde::Serialize;
 
 /// One claim over seeds: what each seed found, their range, and the verdict from both.
@@ -94,7 +94,7 @@ pub fn num(x: f64) -> String {
         a if a >= 10.0 => format!("{x:.1}"),
         a if a >= 1.0 => format!("{x:.2}"),
         a if a >= 0.001 || a == 0.0 => format!("{x:.3}"),
-        _ => super::claims::sig(x, 3),
+        _ => super::stats::sig(x, 3),
     }
 }
 

@@ -3,7 +3,7 @@
 //! seed, and on the pooled points, whose bootstrap CI then includes the seed variation) → render
 //! (a markdown section, JSON, one figure with a series per seed).
 
-use super::claims::{Ctx, Row, RunData, SuiteOutcome, Verdict, fmt_ci, table};
+use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, fmt_ci, table};
 use super::d_scaling::alpha_holds;
 use super::seed_range::{OverSeeds, over_seeds};
 use super::stats::{Fit, mean_std, power_law};
@@ -76,7 +76,7 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
     for suite in &seeded {
         let n = ctx.seeds_of(suite);
         let by_seed: Vec<SuiteOutcome> = (0..n)
-            .map(|s| super::report::analyse(&Ctx { seed: s, figures: scratch.clone(), ..subset.clone() }, suite))
+            .map(|s| suite.grade(&Ctx { seed: s, figures: scratch.clone(), ..subset.clone() }))
             .collect::<Result<_>>()?;
         let whole_suite = suite.seeded_runs(ctx.scale).len() == suite.runs(ctx.scale).len();
         let graded = claim_rows(&by_seed, whole_suite);
@@ -86,7 +86,7 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
             claims.push(g);
         }
         if suite.name == "d-scaling" {
-            let runs: Vec<Vec<RunData>> = (0..n).map(|s| subset.load_seed("d-scaling", s)).collect::<Result<_>>()?;
+            let runs: Vec<Vec<RunData>> = (0..n).map(|s| subset.load_seed(suite, s)).collect::<Result<_>>()?;
             let (row, js, fig) = d_scaling(ctx, &runs)?;
             rows.push(row);
             t1_table = t1_markdown(&js["t1_by_k"]);
@@ -113,14 +113,14 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
 }
 
 /// Which runs each seeded suite repeats, and how far its seed runs (s ≥ 1) are, for the report.
-fn scope(ctx: &Ctx, seeded: &[&super::suites::Suite]) -> Result<String> {
+fn scope(ctx: &Ctx, seeded: &[&Suite]) -> Result<String> {
     let mut md = String::new();
     for suite in seeded {
         let (all, rep) = (suite.runs(ctx.scale), suite.seeded_runs(ctx.scale));
         let name = |r: Option<&super::runner::RunSpec>| r.map_or(String::new(), |r| r.name.clone());
         let (first, last) = (name(rep.first()), name(rep.last()));
         let n = ctx.seeds_of(suite);
-        let by_seed = (1..n).map(|s| ctx.load_seed(suite.name, s)).collect::<Result<Vec<_>>>()?;
+        let by_seed = (1..n).map(|s| ctx.load_seed(suite, s)).collect::<Result<Vec<_>>>()?;
         let runs: Vec<RunData> = by_seed.into_iter().flatten().collect();
         let done = runs.iter().filter(|r| r.complete).count();
         let probed = runs.iter().filter(|r| super::probe_claims::cache_path(&r.dir, suite.name).exists()).count();

@@ -93,9 +93,34 @@ pub fn mean_std(v: &[f64]) -> (f64, f64) {
     (m, math::sqrt(var))
 }
 
+/// `x` with about `n` significant digits (like Python's `{:.ng}`).
+pub fn sig(x: f64, n: usize) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return format!("{x}");
+    }
+    // The decimal exponent, read off Rust's exact scientific formatting (no platform log10).
+    let e = format!("{:e}", x.abs());
+    let mag: i32 = e[e.find('e').expect("has an exponent") + 1..].parse().expect("integer exponent");
+    if !(-3..5).contains(&mag) {
+        format!("{:.*e}", n.saturating_sub(1), x)
+    } else {
+        format!("{:.*}", (n as i32 - 1 - mag).max(0) as usize, x)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn significant_digits() {
+        assert_eq!(sig(2887.4, 3), "2887");
+        assert_eq!(sig(7.7412, 3), "7.74");
+        assert_eq!(sig(-0.00428, 3), "-0.00428");
+        assert_eq!(sig(0.0000123, 3), "1.23e-5");
+        assert_eq!(sig(-0.684, 3), "-0.684");
+        assert_eq!(sig(123456.0, 2), "1.2e5");
+    }
 
     #[test]
     fn ols_recovers_an_exact_line() {

@@ -15,25 +15,10 @@
 //! way: its post-transition phase is an average over the author's full 50,000 steps, so its runs
 //! (`displacement_k10`, `displacement_k20`) train the canonical configs to the end.
 
-use super::claims::{Ctx, SuiteOutcome};
-use super::runner::RunSpec;
+use super::claims::{Ctx, Suite, SuiteOutcome};
+use super::runner::{RunSpec, T4_KNOWN};
 use super::{asymmetry, batch, ci, d_scaling, dynamics, hessian_claims, linear_claims, probe_claims, scaling, sweeps};
 use crate::error::{Error, Result};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scale {
-    Ci,
-    Paper,
-}
-
-impl Scale {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scale::Ci => "ci",
-            Scale::Paper => "paper",
-        }
-    }
-}
 
 pub const CANONICAL_K: [usize; 11] = [3, 5, 7, 10, 13, 15, 17, 20, 25, 30, 36];
 pub const LR_ETAS: [&str; 5] = ["3e-4", "5e-4", "1e-3", "2e-3", "5e-3"];
@@ -47,9 +32,6 @@ pub fn canonical(k: usize) -> RunSpec {
     let multiple = if k == 10 || k == 20 { "train.stop_at_t1_multiple=3.0" } else { "train.stop_at_t1_multiple=2.0" };
     RunSpec::new(format!("canonical_k{k}"), format!("canonical_k{k}.toml"), &[multiple, T4_KNOWN])
 }
-
-/// Δz lead needs T4 of every canonical run, which comes after 2·T1 at large K.
-pub const T4_KNOWN: &str = "train.stop_not_before_t4=true";
 
 fn cfg(stem: &str, ov: &[&str]) -> RunSpec {
     RunSpec::new(stem, format!("{stem}.toml"), ov)
@@ -74,30 +56,26 @@ fn paper_canonical_sweep() -> Vec<RunSpec> {
     CANONICAL_K.map(canonical).to_vec()
 }
 
-/// Where a paper-scale claim rests on a fit, the runs are repeated on init/order seeds 1 and 2
-/// (issue 17): the D sweep to K = 20 (the D-law and, from the same runs, the Δz lead) and fixed
-/// D = 10k. K = 25–36 are left at one seed: their 2–3·T1 runs would more than double the cost.
-/// The LR, batch and z-length suites, whose rows differed at seed 0, are seeded too (issue 35):
-/// their rows are graded over seeds (`seed_range.rs`).
-pub const PAPER_SEEDS: u32 = 3;
+/// The canonical K the D sweep repeats on seeds 1 and 2 (issue 17): K = 25–36 are left at one
+/// seed, their 2–3·T1 runs would more than double the cost.
 pub const SEEDED_K: [usize; 8] = [3, 5, 7, 10, 13, 15, 17, 20];
 
-/// The runs a seed s ≥ 1 repeats at paper scale, for the suites that have seeds by default.
-fn paper_seeded(suite: &str) -> Option<Vec<RunSpec>> {
-    match suite {
-        "d-scaling" | "dz-lead" => Some(SEEDED_K.map(canonical).to_vec()),
-        "fixed-d" => Some(fixed_d_runs(10).to_vec()),
-        // The suites whose rows differ at seed 0 (verdicts issue): all their runs, and of the
-        // plateau suite the z-length runs and the canonical runs seeded above.
-        "lr" => Some(paper_lr()),
-        "batch" => Some(paper_batch()),
-        "plateau" => Some(paper_plateau().into_iter().filter(|r| r.name != "canonical_k36").collect()),
-        // Snap, ablation and Hessian rows that differ at seed 0: probed on the canonical K = 10
-        // and 20 runs of seeds 1 and 2 too (the D sweep's seed runs, trained again for their
-        // checkpoints). Displacement's 50,000-step runs are not seeded (≈ 4 × 14 core-hours).
-        "snap" | "ablation" | "hessian" => Some(paper_probed()),
-        _ => None,
-    }
+/// The runs seeds s ≥ 1 repeat at paper scale, for the suites seeded by default: the D sweep to
+/// K = 20 (the D-law and, from the same runs, the Δz lead), fixed D = 10k, and the suites whose
+/// rows differ at seed 0 (verdicts issue): LR, batch, the plateau suite's z-length and canonical
+/// runs, and the probes of canonical K = 10 and 20 (snap, ablation, Hessian: the D sweep's seed
+/// runs, trained again for their checkpoints). Displacement's 50,000-step runs are not seeded
+/// (≈ 4 × 14 core-hours).
+fn seeded_canonical() -> Vec<RunSpec> {
+    SEEDED_K.map(canonical).to_vec()
+}
+
+fn seeded_fixed_d() -> Vec<RunSpec> {
+    fixed_d_runs(10).to_vec()
+}
+
+fn seeded_plateau() -> Vec<RunSpec> {
+    paper_plateau().into_iter().filter(|r| r.name != "canonical_k36").collect()
 }
 
 /// η = 1e-3 is the canonical K = 20 run itself (spec §8 row 4: "= landauer_dense_k20").
@@ -152,120 +130,51 @@ fn none() -> Vec<RunSpec> {
     vec![]
 }
 
-/// One claim's suite: its name, its runs at each scale, and its analysis.
-pub struct Suite {
-    pub name: &'static str,
-    paper: fn() -> Vec<RunSpec>,
-    ci: fn() -> Vec<RunSpec>,
-    pub analyse: fn(&Ctx) -> Result<SuiteOutcome>,
-    /// Its claims read probe results computed on its runs' checkpoints.
-    pub reads_probes: bool,
-}
-
-impl std::fmt::Debug for Suite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name)
-    }
-}
-
-impl PartialEq for Suite {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-    }
-}
-
-impl Suite {
-    /// The suite's runs at a scale (seed 0).
-    pub fn runs(&self, scale: Scale) -> Vec<RunSpec> {
-        match scale {
-            Scale::Paper => (self.paper)(),
-            Scale::Ci => (self.ci)(),
-        }
-    }
-
-    /// The runs every init/order seed s ≥ 1 repeats (named `<run>_s<s>`): at paper scale a subset
-    /// for the suites seeded by default ([`SEEDED_K`], fixed D = 10k), otherwise all its runs.
-    pub fn seeded_runs(&self, scale: Scale) -> Vec<RunSpec> {
-        match scale {
-            Scale::Paper => paper_seeded(self.name).unwrap_or_else(|| self.runs(scale)),
-            Scale::Ci => self.runs(scale),
-        }
-    }
-
-    /// How many seeds the suite is trained and graded with: `--seeds` when given, else
-    /// [`PAPER_SEEDS`] for the paper-scale suites that rest on a fit and 1 otherwise.
-    pub fn seeds(&self, scale: Scale, given: Option<u32>) -> u32 {
-        match given {
-            Some(n) => n.max(1),
-            None if scale == Scale::Paper && paper_seeded(self.name).is_some() => PAPER_SEEDS,
-            None => 1,
-        }
-    }
-
-    /// The suite's runs at seed `s`: all of them at seed 0, the seeded subset at s ≥ 1.
-    pub fn runs_at_seed(&self, scale: Scale, s: u32) -> Vec<RunSpec> {
-        if s == 0 { self.runs(scale) } else { self.seeded_runs(scale).iter().map(|r| r.seeded(s)).collect() }
-    }
-}
-
 /// Every suite, in report order: adding a claim is one entry here.
 pub static SUITES: [Suite; 13] = [
-    Suite { name: "plateau", paper: paper_plateau, ci: ci::plateau, analyse: scaling::plateau, reads_probes: false },
-    Suite { name: "fixed-d", paper: paper_fixed_d, ci: ci::fixed_d, analyse: scaling::fixed_d, reads_probes: false },
-    Suite {
-        name: "d-scaling",
-        paper: paper_canonical_sweep,
-        ci: ci::canonical_sweep,
-        analyse: d_scaling::d_scaling,
-        reads_probes: false,
-    },
-    Suite { name: "lr", paper: paper_lr, ci: ci::lr, analyse: sweeps::lr, reads_probes: false },
-    Suite { name: "batch", paper: paper_batch, ci: ci::batch, analyse: batch::batch, reads_probes: false },
-    Suite { name: "snap", paper: paper_probed, ci: ci::probed, analyse: probe_claims::snap_suite, reads_probes: true },
-    Suite {
-        name: "ablation",
-        paper: paper_probed,
-        ci: ci::probed,
-        analyse: probe_claims::ablation_suite,
-        reads_probes: true,
-    },
-    Suite {
-        name: "hessian",
-        paper: paper_probed,
-        ci: ci::probed,
-        analyse: hessian_claims::hessian_suite,
-        reads_probes: true,
-    },
-    Suite {
-        name: "displacement",
-        paper: paper_displacement,
-        ci: ci::probed,
-        analyse: probe_claims::displacement_suite,
-        reads_probes: true,
-    },
-    Suite {
-        name: "dz-lead",
-        paper: paper_canonical_sweep,
-        ci: ci::canonical_sweep,
-        analyse: dynamics::dz_lead,
-        reads_probes: false,
-    },
-    Suite {
-        name: "asymmetry",
-        paper: paper_asymmetry,
-        ci: ci::asymmetry,
-        analyse: asymmetry::asymmetry,
-        reads_probes: false,
-    },
-    Suite {
-        name: "z-sharing",
-        paper: paper_z_sharing,
-        ci: ci::z_sharing,
-        analyse: dynamics::z_sharing,
-        reads_probes: false,
-    },
-    Suite { name: "linear", paper: none, ci: none, analyse: linear_claims::linear_suite, reads_probes: true },
+    suite_entry("plateau", paper_plateau, ci::plateau, Some(seeded_plateau), scaling::plateau, false),
+    suite_entry("fixed-d", paper_fixed_d, ci::fixed_d, Some(seeded_fixed_d), scaling::fixed_d, false),
+    suite_entry(
+        "d-scaling",
+        paper_canonical_sweep,
+        ci::canonical_sweep,
+        Some(seeded_canonical),
+        d_scaling::d_scaling,
+        false,
+    ),
+    suite_entry("lr", paper_lr, ci::lr, Some(paper_lr), sweeps::lr, false),
+    suite_entry("batch", paper_batch, ci::batch, Some(paper_batch), batch::batch, false),
+    suite_entry("snap", paper_probed, ci::probed, Some(paper_probed), probe_claims::snap_suite, true),
+    suite_entry("ablation", paper_probed, ci::probed, Some(paper_probed), probe_claims::ablation_suite, true),
+    suite_entry("hessian", paper_probed, ci::probed, Some(paper_probed), hessian_claims::hessian_suite, true),
+    suite_entry("displacement", paper_displacement, ci::probed, None, probe_claims::displacement_suite, true),
+    suite_entry(
+        "dz-lead",
+        paper_canonical_sweep,
+        ci::canonical_sweep,
+        Some(seeded_canonical),
+        dynamics::dz_lead,
+        false,
+    ),
+    suite_entry("asymmetry", paper_asymmetry, ci::asymmetry, None, asymmetry::asymmetry, false),
+    suite_entry("z-sharing", paper_z_sharing, ci::z_sharing, None, dynamics::z_sharing, false),
+    suite_entry("linear", none, none, None, linear_claims::linear_suite, true),
 ];
+
+type Runs = fn() -> Vec<RunSpec>;
+
+/// One registry entry: name, runs at paper and ci scale, the runs seeds s ≥ 1 repeat at paper
+/// scale (None: not seeded by default), the analysis, whether it reads probe results.
+const fn suite_entry(
+    name: &'static str,
+    paper: Runs,
+    ci: Runs,
+    seeded: Option<Runs>,
+    analyse: fn(&Ctx, &Suite) -> Result<SuiteOutcome>,
+    reads_probes: bool,
+) -> Suite {
+    Suite { name, paper, ci, seeded, analyse, reads_probes }
+}
 
 /// The suite called `name`; an unknown name is an error listing the valid ones.
 pub fn suite(name: &str) -> Result<&'static Suite> {
@@ -278,6 +187,7 @@ pub fn suite(name: &str) -> Result<&'static Suite> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiments::claims::Scale;
 
     #[test]
     fn an_unknown_suite_is_an_error_listing_every_valid_one() {

@@ -1,11 +1,11 @@
 //! The learning-rate sweep (spec §8 row 4): T3 and T1 against η. It reads the runs as they
 //! stand and grades the claim (the batch sweep is `batch.rs`).
 
-use super::claims::{Ctx, Key, Row, RunData, SuiteOutcome, Verdict, fmt_ci, table};
+use super::claims::Scale;
+use super::claims::{Ctx, Key, Row, RunData, Suite, SuiteOutcome, Verdict, fmt_ci, outcome, table};
 use super::paper;
-use super::scaling::{SEED, outcome, pairs};
+use super::scaling::{SEED, pairs};
 use super::stats::power_law;
-use super::suites::Scale;
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
 use serde_json::json;
@@ -67,8 +67,8 @@ fn eta_ratio_row(
     }
 }
 
-pub fn lr(ctx: &Ctx) -> Result<SuiteOutcome> {
-    let mut runs = ctx.load("lr")?;
+pub fn lr(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
+    let mut runs = ctx.load(suite)?;
     runs.sort_by(|a, b| a.cfg.train.lr.total_cmp(&b.cfg.train.lr));
     let refs: Vec<&RunData> = runs.iter().collect();
     let (eta, t3) = pairs(&refs, |r| r.cfg.train.lr, |r| r.taus.t3);
