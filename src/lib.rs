@@ -31,6 +31,7 @@ pub mod error;
 pub mod experiments;
 pub mod hessian;
 pub mod io;
+pub mod memory;
 pub mod model;
 pub mod numerics;
 pub mod optim;

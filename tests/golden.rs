@@ -6,7 +6,7 @@
 //! Regenerate only with a *documented* change of arithmetic (a new `numerics::ARITHMETIC`,
 //! docs/determinism.md) with `UPDATE_GOLDEN=1 cargo test --release --test golden`.
 
-use windtunnel::io::golden::{declared_arithmetic, fixture_hashes, parse, render};
+use windtunnel::check::golden::{declared_arithmetic, fixture_hashes, parse, render};
 use windtunnel::numerics::Scalar;
 
 fn golden_path(dtype: &str) -> std::path::PathBuf {

@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use windtunnel::check::golden::tensor_hash;
 use windtunnel::config::RunConfig;
-use windtunnel::io::golden::tensor_hash;
 use windtunnel::model::Model;
 use windtunnel::train::checkpoint::is_checkpoint_step;
 use windtunnel::train::layout::read_metrics;

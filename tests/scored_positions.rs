@@ -1,7 +1,7 @@
 //! Training computes only the positions the loss needs (`forward_scored`); the loss and all 70
 //! gradients must be bit-identical to the full forward+backward whose hashes are golden.
 
-use windtunnel::io::golden::{FIXTURE_SEED, fixture_batch, parse, tensor_hash};
+use windtunnel::check::golden::{FIXTURE_SEED, fixture_batch, parse, tensor_hash};
 use windtunnel::model::{Model, ModelConfig};
 use windtunnel::numerics::Scalar;
 

@@ -6,7 +6,7 @@
 //! against the plain triple loop with `libm`'s software FMA. One test only, because the level
 //! cap and the forced tiling are process-wide.
 
-use windtunnel::io::golden::{fixture_hashes, parse};
+use windtunnel::check::golden::{fixture_hashes, parse};
 use windtunnel::numerics::Scalar;
 use windtunnel::numerics::gemm::{TILINGS, Tiling, force_tiling};
 use windtunnel::numerics::matmul::{Accum, matmul_nn, matmul_reference, matmul_tn};

@@ -6,10 +6,10 @@ use windtunnel::check::horizon::one_ulp_up;
 use windtunnel::check::past_horizon::HORIZON_F32;
 use windtunnel::check::verify::{VerifyOpts, verify};
 use windtunnel::config::RunConfig;
-use windtunnel::io::export::trajectory_tensors;
 use windtunnel::io::tensors::TensorFile;
 use windtunnel::io::weights;
 use windtunnel::train::Trainer;
+use windtunnel::train::trajectory::trajectory_tensors;
 
 const STEPS: u64 = HORIZON_F32 as u64 + 50;
 

@@ -1,4 +1,5 @@
 pub mod compare;
+pub mod golden;
 pub mod gradcheck;
 pub mod horizon;
 pub mod names;

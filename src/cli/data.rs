@@ -127,7 +127,7 @@ pub fn run(a: Args) -> Result<Outcome> {
         // 600 MB more for a 205 MB file).
         let file = 2 * 8 * d as u128 * t as u128;
         let bytes = crate::task::dataset_bytes(cfg.n_b * cfg.k) + 3 * file;
-        crate::model::memory::check(&format!("writing {d} examples as tensors"), bytes)?;
+        crate::memory::check(&format!("writing {d} examples as tensors"), bytes)?;
         tensors::write(&path, &crate::io::export::train_set_tensors(&train), None)?;
         out.note(format!("wrote tokens/labels [{d}, {t}] to {}", path.display()));
     }

@@ -53,7 +53,7 @@ pub fn run(a: Args) -> Result<Outcome> {
     }
     let batch = match &a.batch {
         Some(p) => export::batch_from_file(&tensors::read(p)?, p)?,
-        None => export::sample_batch(&cfg, a.batch_size, a.batch_seed)?,
+        None => export::sample_batch(&cfg.data, a.batch_size, a.batch_seed)?,
     };
     let init = a.init.clone().unwrap_or_else(|| cfg.train.init.clone());
     crate::with_scalar!(a.dtype, S => write::<S>(&a, &cfg, &init, &batch))
@@ -63,7 +63,7 @@ fn trajectory<S: Scalar>(a: &Args, cfg: RunConfig, steps: u64) -> Result<Outcome
     let init = a.init.clone().unwrap_or_else(|| cfg.train.init.clone());
     let model = weights::init_model::<S>(&init, &cfg.model)?;
     let mut tr = crate::train::Trainer::new(cfg, model, std::path::Path::new("."))?;
-    let (ts, meta) = export::trajectory_tensors(&mut tr, steps, a.every)?;
+    let (ts, meta) = crate::train::trajectory::trajectory_tensors(&mut tr, steps, a.every)?;
     tensors::write(&a.out, &ts, Some(&meta))?;
     let last = tr.state.step;
     a.output.emit(&serde_json::json!({ "file": a.out, "tensors": ts.len(), "steps": last, "dtype": S::NAME }));

@@ -66,7 +66,7 @@ pub fn run(a: Args) -> Result<Outcome> {
     // workspaces.
     let bytes = 3 * cfg.n_params() as u128 * 8
         + 2 * crate::model::memory::workspace_bytes(&cfg, batch.batch_size, batch.seq_len, 8);
-    crate::model::memory::check(&format!("a gradient check of a batch of {}", a.batch_size), bytes)?;
+    crate::memory::check(&format!("a gradient check of a batch of {}", a.batch_size), bytes)?;
     let model = gradcheck::perturbed_model(&cfg, a.seed);
     let report = if a.per_coordinate || a.tiny {
         gradcheck::per_coordinate(&model, &batch)

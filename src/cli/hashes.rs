@@ -1,6 +1,6 @@
 use super::{Dtype, Outcome};
+use crate::check::golden::{differences, fixture_hashes, render};
 use crate::error::{Error, Result};
-use crate::io::golden::{differences, fixture_hashes, render};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

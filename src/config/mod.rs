@@ -10,7 +10,7 @@ pub mod keys;
 /// where it is used, and a typo there would silently mean the default).
 pub fn check_environment() -> crate::error::Result<()> {
     crate::numerics::simd::env_cap()?;
-    crate::model::memory::env_limit()?;
+    crate::memory::env_limit()?;
     Ok(())
 }
 

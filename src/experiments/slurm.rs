@@ -161,7 +161,7 @@ fn mem_megabytes(mem: &str) -> Option<u64> {
     let bytes = if m.ends_with(|c: char| c.is_ascii_digit()) {
         m.parse::<u128>().ok()? << 20
     } else {
-        crate::model::memory::parse_size(m)?
+        crate::memory::parse_size(m)?
     };
     u64::try_from(bytes.div_ceil(1 << 20)).ok()
 }

@@ -20,8 +20,8 @@ pub fn train_set_tensors(train: &crate::task::TrainSet) -> Vec<Tensor> {
 
 /// `export --batch-size B --batch-seed S`: the first B indices of windtunnel's seeded
 /// permutation of the config's train set (`Stream(S, Fixture, 0)`).
-pub fn sample_batch(cfg: &crate::config::RunConfig, size: usize, seed: u64) -> Result<Batch> {
-    let train = crate::task::train_split(&crate::task::generate(&cfg.data)?);
+pub fn sample_batch(data: &crate::task::DataConfig, size: usize, seed: u64) -> Result<Batch> {
+    let train = crate::task::train_split(&crate::task::generate(data)?);
     if !(1..=train.len()).contains(&size) {
         return Err(Error::config("--batch-size", format!("{size} (allowed 1..={} = D)", train.len())));
     }
@@ -43,7 +43,7 @@ pub fn export_tensors<S: Scalar>(model: &Model<S>, batch: &Batch, hooks: bool) -
     // The export holds every activation (hooks) besides the workspace.
     let bytes =
         crate::model::memory::workspace_bytes(&model.cfg, batch.batch_size, batch.seq_len, std::mem::size_of::<S>());
-    crate::model::memory::check(&format!("an export of a batch of {}", batch.batch_size), 2 * bytes)?;
+    crate::memory::check(&format!("an export of a batch of {}", batch.batch_size), 2 * bytes)?;
     let mut ws = model.workspace(batch.batch_size, batch.seq_len);
     model.check_batch(&ws, batch)?;
     let mut grads = model.new_grads();
@@ -63,40 +63,6 @@ pub fn export_tensors<S: Scalar>(model: &Model<S>, batch: &Batch, hooks: bool) -
         }
     }
     Ok((out, FileMeta::new("export", &model.cfg, S::NAME).to_json()))
-}
-
-/// Train `steps` steps from the trainer's state and collect a trajectory reference: `losses`,
-/// `lr` and `grad_norm_sq` per step (the format of the TransformerLens harness's dumps,
-/// golden/tl/traj_*), the parameters after the last step under TL names, and with `every` the
-/// parameters after every `every` steps as `step_NNNNNN.<name>`. No periodic eval is paid for.
-pub fn trajectory_tensors<S: Scalar>(
-    tr: &mut crate::train::Trainer<S>,
-    steps: u64,
-    every: Option<u64>,
-) -> Result<(Vec<Tensor>, String)> {
-    let (mut losses, mut lr, mut gn2) = (vec![], vec![], vec![]);
-    let mut out = vec![];
-    for s in 1..=steps {
-        // Ctrl-C (the Python binding sets the flag when the interpreter sees SIGINT).
-        if crate::train::session::interrupted() {
-            return Err(crate::error::Error::Interrupted { step: s - 1, run: None });
-        }
-        let stats = tr.step()?;
-        losses.push(stats.loss);
-        lr.push(tr.state.last_lr);
-        gn2.push(stats.grad_norm_sq);
-        if every.is_some_and(|k| s % k == 0 && s < steps) {
-            out.extend(
-                param_tensors(&tr.model).into_iter().map(|t| Tensor { name: format!("step_{s:06}.{}", t.name), ..t }),
-            );
-        }
-    }
-    out.extend(param_tensors(&tr.model));
-    let n = vec![steps as usize];
-    out.push(Tensor::from_scalars("losses", n.clone(), &losses));
-    out.push(Tensor::from_scalars("lr", n.clone(), &lr));
-    out.push(Tensor::from_scalars("grad_norm_sq", n, &gn2));
-    Ok((out, FileMeta::new("trajectory", &tr.model.cfg, S::NAME).to_json()))
 }
 
 /// Read `tokens` and `labels` (integer [B, T]) from a parsed file into a batch.

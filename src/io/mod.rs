@@ -1,7 +1,6 @@
-//! Files: safetensors tensors and TL-named weights, golden hashes.
+//! Files: safetensors tensors and TL-named weights, and the export format.
 
 pub mod export;
-pub mod golden;
 pub mod tensors;
 pub mod weights;
 

@@ -183,7 +183,7 @@ pub fn read(path: &Path) -> Result<TensorFile> {
     if !meta.is_file() {
         return Err(Error::format(path, "not a regular file (a safetensors file is expected)"));
     }
-    crate::model::memory::check(&format!("reading {}", path.display()), read_bytes(path, meta.len()))?;
+    crate::memory::check(&format!("reading {}", path.display()), read_bytes(path, meta.len()))?;
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     from_bytes(&bytes).map_err(|m| Error::format(path, m))
 }

@@ -152,7 +152,7 @@ fn describe(c: &ModelConfig) -> String {
 /// `--init seed:N|FILE`: windtunnel's init with seed N, or parameters from a file.
 pub fn init_model<S: Scalar>(spec: &str, cfg: &ModelConfig) -> Result<Model<S>> {
     let what = format!("a model of {} parameters ({})", cfg.n_params(), describe(cfg));
-    crate::model::memory::check(&what, crate::model::memory::training_state_bytes(cfg, std::mem::size_of::<S>()))?;
+    crate::memory::check(&what, crate::model::memory::training_state_bytes(cfg, std::mem::size_of::<S>()))?;
     match spec.strip_prefix("seed:") {
         Some(n) => {
             let seed = n

@@ -105,9 +105,4 @@ impl ModelConfig {
         }
         Ok(())
     }
-
-    /// Total number of parameters (807,720 for the canonical config).
-    pub fn n_params(&self) -> usize {
-        super::params::Layout::new(self).total
-    }
 }

@@ -97,6 +97,12 @@ pub fn crossentropy_backward<S: Scalar>(dlogits: &mut [S], logits: &[S], targets
         });
 }
 
+/// Output positions for the scored forward: positions `p < t` whose next token is scored in some
+/// example.
+pub(crate) fn scored_positions(targets_full: &[i32], b: usize, t: usize) -> Vec<usize> {
+    (0..t).filter(|&p| (0..b).any(|bi| targets_full[bi * t + p] != IGNORE)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::crossentropy_forward;

@@ -48,6 +48,13 @@ pub struct Layout {
     pub total: usize,
 }
 
+impl ModelConfig {
+    /// Total number of parameters (807,720 for the canonical config).
+    pub fn n_params(&self) -> usize {
+        Layout::new(self).total
+    }
+}
+
 impl Layout {
     pub fn new(cfg: &ModelConfig) -> Self {
         let (c, h, dh, f, v) = (cfg.d_model, cfg.n_heads, cfg.d_head, cfg.d_mlp, cfg.d_vocab);

@@ -19,7 +19,6 @@ use super::transformer::Model;
 use super::workspace::Workspace;
 use crate::numerics::Scalar;
 use crate::task::Batch;
-use crate::task::tokenizer::IGNORE;
 
 impl<S: Scalar> Model<S> {
     /// Forward pass over positions `0..t_run`; the last block and the head only at `out_pos`.
@@ -214,10 +213,4 @@ impl<S: Scalar> Model<S> {
     fn linear(&self, w: usize, b: usize, d_in: usize, d_out: usize) -> Linear<'_, S> {
         Linear { w: self.p(w), b: self.p(b), d_in, d_out }
     }
-}
-
-/// Output positions for the scored forward: positions `p < t` whose next token is scored in some
-/// example.
-pub(crate) fn scored_positions(targets_full: &[i32], b: usize, t: usize) -> Vec<usize> {
-    (0..t).filter(|&p| (0..b).any(|bi| targets_full[bi * t + p] != IGNORE)).collect()
 }

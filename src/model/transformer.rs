@@ -9,9 +9,8 @@
 //! with [`Model::zero_grad`] once per step).
 
 use super::config::ModelConfig;
-use super::loss::shifted_targets;
+use super::loss::{scored_positions, shifted_targets};
 use super::params::Layout;
-use super::pass::scored_positions;
 use super::workspace::Workspace;
 use crate::error::{Error, Result};
 use crate::numerics::Scalar;

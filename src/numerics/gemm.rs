@@ -8,7 +8,8 @@
 //! [`Tiling`] at every SIMD level gives the same bits (`tests/simd_levels.rs` forces each one).
 
 use super::fused::{Fma, Hardware, Hardware512, Software};
-use super::matmul::{Accum, Product, finish};
+use super::matmul::finish;
+use super::product::{Accum, Product};
 use super::scalar::Scalar;
 use super::simd::{self, Level, Uarch};
 use rayon::prelude::*;

@@ -3,11 +3,13 @@
 //! the sequential helpers here.
 
 pub mod dual;
+pub mod float;
 pub mod flops;
 pub mod fused;
 pub mod gemm;
 pub mod math;
 pub mod matmul;
+pub mod product;
 pub mod scalar;
 pub mod simd;
 #[cfg(target_arch = "x86_64")]

@@ -4,7 +4,7 @@
 //! generic over the SIMD level's [`Fma`] (arithmetic v2, docs/determinism.md).
 
 use super::fused::Fma;
-use super::matmul::Product;
+use super::product::Product;
 use std::fmt::Debug;
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
@@ -116,11 +116,9 @@ pub trait Scalar:
         false
     }
 
-    /// Run a matrix product (the hook lets dual numbers split it into f64 products).
-    #[inline]
-    fn matmul(p: Product<'_, Self>) {
-        super::gemm::run(p)
-    }
+    /// Run a matrix product: the blocked kernel for f32/f64 (`float.rs`); the dual numbers split
+    /// it into f64 products.
+    fn matmul(p: Product<'_, Self>);
 
     fn exp(self) -> Self;
     fn ln(self) -> Self;
@@ -147,132 +145,6 @@ pub trait Scalar:
     }
     /// Raw bits of the primal value (for golden hashes).
     fn bits(self) -> u64;
-}
-
-impl Scalar for f32 {
-    const DTYPE: Dtype = Dtype::F32;
-    const NAME: &'static str = "f32";
-    #[inline(always)]
-    fn from_f64(x: f64) -> Self {
-        x as f32
-    }
-    #[inline(always)]
-    fn value(self) -> f64 {
-        self as f64
-    }
-    #[inline(always)]
-    fn neg_infinity() -> Self {
-        f32::NEG_INFINITY
-    }
-    #[inline(always)]
-    fn fma<F: Fma>(a: Self, b: Self, c: Self) -> Self {
-        F::f32(a, b, c)
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn tile512<const R: usize, const C: usize>(acc: &mut [[Self; C]; R], ap: &[Self], bp: &[Self]) -> bool {
-        use super::tile512::{f32x8_tile, f32x16_tile};
-        let acc = acc.as_flattened_mut();
-        // SAFETY: the caller guarantees AVX-512 (every AVX-512 level has F and VL).
-        unsafe {
-            match C {
-                8 => f32x8_tile::<R, 1>(acc, ap, bp),
-                16 => f32x16_tile::<R, 1>(acc, ap, bp),
-                32 => f32x16_tile::<R, 2>(acc, ap, bp),
-                _ => return false,
-            }
-        }
-        true
-    }
-    /// `libm::expf`, in its bit-identical branch-free form (vectorises in loops).
-    #[inline(always)]
-    fn exp(self) -> Self {
-        super::vmath::expf(self)
-    }
-    #[inline(always)]
-    fn ln(self) -> Self {
-        super::math::logf(self)
-    }
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        super::math::sqrtf(self)
-    }
-    /// `libm::erff`, in its bit-identical branch-free form (vectorises in loops).
-    #[inline(always)]
-    fn erf(self) -> Self {
-        super::vmath::erff(self)
-    }
-    #[inline(always)]
-    fn bits(self) -> u64 {
-        self.to_bits() as u64
-    }
-    #[inline(always)]
-    fn erf_in_place(v: &mut [Self]) {
-        thread_local! {
-            static SCRATCH: std::cell::RefCell<super::vmath::ErfScratch> = Default::default();
-        }
-        // Take the buffers out so the work itself inlines into the caller's SIMD copy.
-        let mut scratch = SCRATCH.with(|s| s.take());
-        super::vmath::erff_in_place(v, &mut scratch);
-        SCRATCH.with(|s| s.replace(scratch));
-    }
-}
-
-impl Scalar for f64 {
-    const DTYPE: Dtype = Dtype::F64;
-    const NAME: &'static str = "f64";
-    #[inline(always)]
-    fn from_f64(x: f64) -> Self {
-        x
-    }
-    #[inline(always)]
-    fn value(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn neg_infinity() -> Self {
-        f64::NEG_INFINITY
-    }
-    #[inline(always)]
-    fn fma<F: Fma>(a: Self, b: Self, c: Self) -> Self {
-        F::f64(a, b, c)
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn tile512<const R: usize, const C: usize>(acc: &mut [[Self; C]; R], ap: &[Self], bp: &[Self]) -> bool {
-        use super::tile512::f64x8_tile;
-        let acc = acc.as_flattened_mut();
-        // SAFETY: the caller guarantees AVX-512 (every AVX-512 level has F and VL).
-        unsafe {
-            match C {
-                8 => f64x8_tile::<R, 1>(acc, ap, bp),
-                16 => f64x8_tile::<R, 2>(acc, ap, bp),
-                32 => f64x8_tile::<R, 4>(acc, ap, bp),
-                _ => return false,
-            }
-        }
-        true
-    }
-    #[inline(always)]
-    fn exp(self) -> Self {
-        super::math::exp(self)
-    }
-    #[inline(always)]
-    fn ln(self) -> Self {
-        super::math::log(self)
-    }
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        super::math::sqrt(self)
-    }
-    #[inline(always)]
-    fn erf(self) -> Self {
-        super::math::erf(self)
-    }
-    #[inline(always)]
-    fn bits(self) -> u64 {
-        self.to_bits()
-    }
 }
 
 #[cfg(test)]

@@ -233,7 +233,7 @@ pub fn train_linear(
     // Parameters, gradient and Adam's two moments, in f32; checked before any is allocated.
     let vocab = crate::task::tokenizer::D_VOCAB as u128;
     let n = ((cfg.n_b + data.z_ids.len()) as u128 + n_pos as u128 * vocab) * d_hidden as u128 + n_pos as u128 * vocab;
-    crate::model::memory::check(&format!("the linear baseline with --hidden {d_hidden}"), 16 * n)?;
+    crate::memory::check(&format!("the linear baseline with --hidden {d_hidden}"), 16 * n)?;
     let mut model =
         LinearModel::<f32>::new(cfg.n_b, data.z_ids.len(), d_hidden, n_pos, crate::task::tokenizer::D_VOCAB, 42);
     let hp = AdamWParams { beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: 0.01 };

@@ -1,7 +1,8 @@
 //! The training split (`DisambiguationDataset(split="train")`, spec §2.3), label noise, the
 //! dataset hashes of spec §2.4, and batches of encoded examples.
 
-use super::generator::{Example, Mapping, TaskKind};
+use super::generator::{Example, Mapping};
+use super::tokenizer::TaskKind;
 use super::tokenizer::{self, Encoded};
 use crate::rng::PyRandom;
 use sha2::{Digest, Sha256};

@@ -4,48 +4,11 @@
 //! in exactly the author's order: the z selector sets first, then per group the B string, then
 //! its K targets.
 
-use super::tokenizer::ALPHABET;
+use super::tokenizer::{ALPHABET, TaskKind};
 use crate::error::{Error, Result};
 use crate::rng::PyRandom;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-
-/// The four task directions of the author's code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskKind {
-    /// `(B, z) → A`: the paper's main task.
-    BzToA,
-    /// `(A, z) → B`: forward direction, z redundant.
-    AzToB,
-    /// `B → A` without a selector.
-    BToA,
-    /// `A → B` without a selector.
-    AToB,
-}
-
-impl TaskKind {
-    pub const ALL: [TaskKind; 4] = [TaskKind::BzToA, TaskKind::AzToB, TaskKind::BToA, TaskKind::AToB];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TaskKind::BzToA => "bz_to_a",
-            TaskKind::AzToB => "az_to_b",
-            TaskKind::BToA => "b_to_a",
-            TaskKind::AToB => "a_to_b",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.name() == s)
-    }
-    /// B is the left (input) string and A the target.
-    pub fn b_first(self) -> bool {
-        matches!(self, TaskKind::BzToA | TaskKind::BToA)
-    }
-    pub fn has_z(self) -> bool {
-        matches!(self, TaskKind::BzToA | TaskKind::AzToB)
-    }
-}
 
 /// How z selectors are shared between B groups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -368,7 +331,7 @@ pub fn dataset_bytes(d: usize) -> u128 {
 pub fn generate(cfg: &DataConfig) -> Result<Mapping> {
     cfg.validate()?;
     let d = cfg.n_b * cfg.k;
-    crate::model::memory::check(&format!("a dataset of D = {d} examples"), dataset_bytes(d))?;
+    crate::memory::check(&format!("a dataset of D = {d} examples"), dataset_bytes(d))?;
     let mut rng = PyRandom::new(cfg.seed);
     let sets = z_sets(cfg, &mut rng);
     let mut used_b = BTreeSet::new();

@@ -5,4 +5,5 @@ pub mod generator;
 pub mod tokenizer;
 
 pub use dataset::{Batch, TrainSet, sha_gen, sha_train, train_split};
-pub use generator::{DataConfig, Example, Group, Mapping, TaskKind, ZSharing, dataset_bytes, generate};
+pub use generator::{DataConfig, Example, Group, Mapping, ZSharing, dataset_bytes, generate};
+pub use tokenizer::TaskKind;

@@ -7,7 +7,7 @@
 //!
 //! Labels are −100 everywhere except the `right` characters and the EOS.
 
-use super::generator::TaskKind;
+use serde::{Deserialize, Serialize};
 
 pub const ALPHABET: &str = "abcdefghijklmnopqrstuvwxyz0123456789";
 pub const PAD: u32 = 0;
@@ -17,6 +17,43 @@ pub const SEP: u32 = 3;
 pub const D_VOCAB: usize = 40;
 /// Label value for "not scored" (PyTorch's `ignore_index`).
 pub const IGNORE: i32 = -100;
+
+/// The four task directions of the author's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskKind {
+    /// `(B, z) → A`: the paper's main task.
+    BzToA,
+    /// `(A, z) → B`: forward direction, z redundant.
+    AzToB,
+    /// `B → A` without a selector.
+    BToA,
+    /// `A → B` without a selector.
+    AToB,
+}
+
+impl TaskKind {
+    pub const ALL: [TaskKind; 4] = [TaskKind::BzToA, TaskKind::AzToB, TaskKind::BToA, TaskKind::AToB];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskKind::BzToA => "bz_to_a",
+            TaskKind::AzToB => "az_to_b",
+            TaskKind::BToA => "b_to_a",
+            TaskKind::AToB => "a_to_b",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == s)
+    }
+    /// B is the left (input) string and A the target.
+    pub fn b_first(self) -> bool {
+        matches!(self, TaskKind::BzToA | TaskKind::BToA)
+    }
+    pub fn has_z(self) -> bool {
+        matches!(self, TaskKind::BzToA | TaskKind::AzToB)
+    }
+}
 
 /// Token id of an alphabet character.
 pub fn char_id(c: u8) -> Option<u32> {

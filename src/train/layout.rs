@@ -216,7 +216,7 @@ pub fn checkpoint_steps(run: &Path) -> Vec<u64> {
 }
 
 /// `summary.json`, parsed.
-pub fn read_summary(run: &Path) -> Result<super::rundir::Summary> {
+pub fn read_summary(run: &Path) -> Result<super::summary::Summary> {
     let p = summary(run);
     let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
     serde_json::from_str(&text).map_err(|e| Error::format(&p, e.to_string()))

@@ -9,6 +9,7 @@ pub mod inputs;
 pub mod layout;
 pub mod lock;
 pub mod manifest;
+pub mod progress;
 pub mod record;
 pub mod rundir;
 pub mod session;
@@ -16,6 +17,7 @@ pub mod stopping;
 pub mod summary;
 pub mod tau;
 pub mod trainer;
+pub mod trajectory;
 
 pub use checkpoint::TrainState;
 pub use record::Record;

@@ -1,7 +1,7 @@
 //! The run directory: `config.toml` (resolved), `manifest.json`, `metrics.jsonl`,
 //! `summary.json`, `checkpoints/`, `resume.safetensors`.
 
-use super::checkpoint::{load_resume, save_params, save_resume};
+use super::checkpoint::{TrainState, load_resume, save_params, save_resume};
 use super::record::Record;
 use super::trainer::{Sink, Trainer};
 use crate::config::RunConfig;
@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use super::manifest::{Manifest, Segment, simd_compiled, simd_cpu};
-pub use super::summary::{Summary, summarize};
+pub use super::summary::Summary;
 
 /// Temp files of writes a kill interrupted (`.<name>.<pid>.tmp`, see `write_atomic`).
 fn remove_orphan_temp_files(run: &Path) {
@@ -32,7 +32,7 @@ pub struct RunDir {
     pub path: PathBuf,
     metrics: std::fs::File,
     /// Told about every step and record (progress display).
-    pub progress: Box<dyn super::session::Progress>,
+    pub progress: Box<dyn super::progress::Progress>,
 }
 
 /// `--force` deletes only what is recognisably a windtunnel run: a directory holding a run
@@ -82,7 +82,7 @@ impl RunDir {
     fn open(path: &Path) -> Result<Self> {
         let mp = super::layout::metrics(path);
         let metrics = std::fs::OpenOptions::new().create(true).append(true).open(&mp).map_err(|e| Error::io(&mp, e))?;
-        Ok(RunDir { path: path.to_path_buf(), metrics, progress: Box::new(super::session::Silent) })
+        Ok(RunDir { path: path.to_path_buf(), metrics, progress: Box::new(super::progress::Silent) })
     }
 
     /// The config and dtype of an existing run.
@@ -160,5 +160,29 @@ impl<S: Scalar> Sink<S> for RunDir {
             Ok(()) => Error::Interrupted { step: t.state.step, run: Some(self.path.clone()) },
             Err(e) => e,
         }
+    }
+}
+
+/// The summary of a run from its records and final state.
+pub fn summarize(records: &[Record], state: &TrainState, cfg: &RunConfig, d: usize) -> Summary {
+    let t = super::tau::taus(records, cfg.data.k);
+    let p = super::tau::plateau(records, cfg.data.k, t.t1);
+    Summary {
+        steps: state.step,
+        stopped: state.stopped.clone(),
+        k: cfg.data.k,
+        d,
+        ln_k: super::tau::Thresholds::new(cfg.data.k).ln_k,
+        taus: t,
+        plateau: p,
+        final_record: records.last().cloned(),
+        train_seconds: state.train_seconds,
+        eval_seconds: state.eval_seconds,
+        eval_overhead: if state.train_seconds > 0.0 { state.eval_seconds / state.train_seconds } else { 0.0 },
+        steps_per_s: if state.train_seconds > 0.0 {
+            state.step as f64 / (state.train_seconds + state.eval_seconds)
+        } else {
+            0.0
+        },
     }
 }

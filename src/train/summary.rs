@@ -1,10 +1,8 @@
 //! `summary.json`: what a finished run measured (waiting times, the plateau, the last record,
 //! time), and its human-readable form.
 
-use super::checkpoint::TrainState;
 use super::record::Record;
-use super::tau::{self, Plateau, Taus, plateau, taus};
-use crate::config::RunConfig;
+use super::tau::{self, Plateau, Taus};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 use std::path::Path;
@@ -25,29 +23,6 @@ pub struct Summary {
     /// eval_seconds / train_seconds.
     pub eval_overhead: f64,
     pub steps_per_s: f64,
-}
-
-pub fn summarize(records: &[Record], state: &TrainState, cfg: &RunConfig, d: usize) -> Summary {
-    let t = taus(records, cfg.data.k);
-    let p = plateau(records, cfg.data.k, t.t1);
-    Summary {
-        steps: state.step,
-        stopped: state.stopped.clone(),
-        k: cfg.data.k,
-        d,
-        ln_k: super::tau::Thresholds::new(cfg.data.k).ln_k,
-        taus: t,
-        plateau: p,
-        final_record: records.last().cloned(),
-        train_seconds: state.train_seconds,
-        eval_seconds: state.eval_seconds,
-        eval_overhead: if state.train_seconds > 0.0 { state.eval_seconds / state.train_seconds } else { 0.0 },
-        steps_per_s: if state.train_seconds > 0.0 {
-            state.step as f64 / (state.train_seconds + state.eval_seconds)
-        } else {
-            0.0
-        },
-    }
 }
 
 fn opt_step(x: Option<u64>) -> String {

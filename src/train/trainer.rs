@@ -63,7 +63,7 @@ impl<S: Scalar> Trainer<S> {
         // rather than aborted by the allocator.
         let b = cfg.train.batch_size.min(train.len());
         let bytes = crate::model::memory::training_bytes(&cfg.model, b, train.seq_len(), std::mem::size_of::<S>());
-        crate::model::memory::check(&format!("training at batch {b}"), bytes)?;
+        crate::memory::check(&format!("training at batch {b}"), bytes)?;
         let batcher = Batcher::new(order, train.len(), cfg.train.batch_size);
         let hp = AdamWParams::of(&cfg.train);
         let opt = AdamW::new(hp, model.layout.total);
@@ -194,7 +194,7 @@ impl<S: Scalar> Trainer<S> {
             if is_checkpoint_step(step, tc.checkpoint_every, tc.max_steps) || self.finished() {
                 sink.checkpoint(self)?;
             }
-            if super::session::interrupted() && !self.finished() {
+            if super::progress::interrupted() && !self.finished() {
                 return Err(sink.interrupt(self));
             }
         }

@@ -136,7 +136,7 @@ fn data(py: Python<'_>, config: Option<PathBuf>, sets: Vec<String>) -> PyResult<
 #[pyo3(signature = (size, seed, config=None, sets=vec![]))]
 fn batch(py: Python<'_>, size: usize, seed: u64, config: Option<PathBuf>, sets: Vec<String>) -> PyResult<Vec<Out<'_>>> {
     let cfg = self::config(config, &sets)?;
-    let b = export::sample_batch(&cfg, size, seed).map_err(py_err)?;
+    let b = export::sample_batch(&cfg.data, size, seed).map_err(py_err)?;
     Ok(to_py(py, &export::batch_tensors(&b)))
 }
 
@@ -234,7 +234,7 @@ fn trajectory<'py>(
             None => weights::init_model::<S>(init, &cfg.model)?,
         };
         let mut tr = windtunnel::train::Trainer::new(cfg, model, Path::new("."))?;
-        export::trajectory_tensors(&mut tr, steps, every)
+        windtunnel::train::trajectory::trajectory_tensors(&mut tr, steps, every)
     }
     let dtype = dtype_of(dtype)?;
     let (ts, meta) = interruptible(
