@@ -20,6 +20,12 @@ pub enum Error {
     Locked(String),
     /// Training stopped at `step`: a non-finite loss or gradient.
     Diverged { step: u64, message: String },
+    /// Refused because it would lose or mix results (resuming under another config, input,
+    /// revision or arithmetic; `--force` on a directory that is not a run; an existing run; mixed
+    /// arithmetic in one report): the message says what to do instead.
+    Refused(String),
+    /// Slurm (`sinfo`, `sbatch`, `squeue`) failed or refused a job.
+    Slurm(String),
     /// Anything else, with a complete sentence.
     Other(String),
 }
@@ -39,6 +45,12 @@ impl Error {
     pub fn other(message: impl Into<String>) -> Self {
         Error::Other(message.into())
     }
+    pub fn refused(message: impl Into<String>) -> Self {
+        Error::Refused(message.into())
+    }
+    pub fn slurm(message: impl Into<String>) -> Self {
+        Error::Slurm(message.into())
+    }
 
     /// The process exit code for this error (1 is a failed check, not an error): 2 bad usage (an
     /// argument or a config value), 3 a file that could not be read, written or parsed, 4 refused
@@ -47,7 +59,12 @@ impl Error {
         match self {
             Error::Config { .. } => EXIT_USAGE,
             Error::Io { .. } | Error::Format { .. } => EXIT_FILE,
-            Error::Other(_) | Error::Memory { .. } | Error::Locked(_) | Error::Diverged { .. } => EXIT_OTHER,
+            Error::Other(_)
+            | Error::Memory { .. }
+            | Error::Locked(_)
+            | Error::Diverged { .. }
+            | Error::Refused(_)
+            | Error::Slurm(_) => EXIT_OTHER,
             Error::Interrupted { .. } => EXIT_INTERRUPTED,
         }
     }
@@ -70,7 +87,11 @@ impl fmt::Display for Error {
             Error::Config { field, message } => write!(f, "invalid `{field}`: {message}"),
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Format { path, message } => write!(f, "{}: {message}", path.display()),
-            Error::Other(m) | Error::Locked(m) | Error::Diverged { message: m, .. } => write!(f, "{m}"),
+            Error::Other(m)
+            | Error::Locked(m)
+            | Error::Refused(m)
+            | Error::Slurm(m)
+            | Error::Diverged { message: m, .. } => write!(f, "{m}"),
             Error::Memory { what, needs, available } => write!(
                 f,
                 "{what} needs about {} of memory (estimated before allocating) and {} is available; use a smaller \
@@ -102,5 +123,20 @@ impl std::error::Error for Error {
             Error::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_and_scheduler_failures_are_their_own_variants_with_exit_code_4() {
+        for e in [Error::refused("kept the run"), Error::slurm("sbatch: no partition")] {
+            assert_eq!(e.exit_code(), EXIT_OTHER);
+            assert!(!e.to_string().is_empty() && !matches!(e, Error::Other(_)), "{e:?}");
+        }
+        assert_eq!(Error::slurm("sbatch: no partition").to_string(), "sbatch: no partition");
+        assert_eq!(Error::config("x", "y").exit_code(), EXIT_USAGE);
     }
 }

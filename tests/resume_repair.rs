@@ -181,3 +181,29 @@ fn a_moved_init_file_does_not_block_a_resume_from_the_resume_state() {
     std::fs::remove_dir_all(&dir).ok();
     std::fs::remove_file(&moved).ok();
 }
+
+/// What would lose or mix results is a typed refusal a caller can match (exit code 4), not a
+/// generic error: an existing run, `--force` on a directory that is not a run, a resume under an
+/// edited config.
+#[test]
+fn refusals_that_protect_a_run_are_typed() {
+    use windtunnel::error::Error;
+    let dir = tmpdir("refused");
+    crashed_run(&dir, 10);
+    let again = RunDir::create(&dir, &cfg(), "f32", false).err().expect("an existing run is not overwritten");
+    assert!(matches!(again, Error::Refused(_)) && again.exit_code() == 4, "{again:?}");
+    // The trainer of an edited config (what `train --resume` builds from an edited config.toml).
+    let edited_cfg = RunConfig::from_toml_with(common::SMALL, &["train.lr=0.5".to_string()], "test").unwrap();
+    let model = Model::<f32>::init(&edited_cfg.model, 42);
+    let mut edited_trainer = Trainer::new(edited_cfg, model, Path::new(".")).unwrap();
+    let edited = RunDir::resume(&dir, &mut edited_trainer, false).err().expect("an edited config is not resumed");
+    assert!(matches!(edited, Error::Refused(ref m) if m.contains("train.lr")), "{edited:?}");
+    let plain = tmpdir("refused-not-a-run");
+    std::fs::create_dir_all(&plain).unwrap();
+    std::fs::write(plain.join("notes.txt"), "mine").unwrap();
+    let forced = RunDir::create(&plain, &cfg(), "f32", true).err().expect("--force deletes only run directories");
+    assert!(matches!(forced, Error::Refused(_)), "{forced:?}");
+    assert!(plain.join("notes.txt").exists(), "nothing was deleted");
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_dir_all(&plain).ok();
+}

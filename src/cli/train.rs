@@ -68,7 +68,7 @@ pub fn run(a: Args) -> Result<Outcome> {
         let (cfg, dtype) = RunDir::read_config(dir)?;
         let dtype = dtype.parse::<Dtype>().map_err(|e| Error::format(dir, format!("manifest: {e}")))?;
         if let Some(asked) = a.dtype.filter(|d| *d != dtype) {
-            return Err(Error::other(format!(
+            return Err(Error::refused(format!(
                 "{} was trained in {}; --dtype {} cannot change a resumed run (leave --dtype out)",
                 dir.display(),
                 dtype.name(),

@@ -89,7 +89,7 @@ pub fn provenance(by_version: &Builds, runs: &Path, allow_mixed: bool) -> Result
     if versions.len() > 1 && !allow_mixed {
         let each: Vec<String> =
             by_version.iter().map(|((v, rev), n)| format!("v{v} at {rev}: {}", n.join(", "))).collect();
-        return Err(Error::other(format!(
+        return Err(Error::refused(format!(
             "{} holds runs of arithmetic versions {versions:?} ({}); their numbers are not one replication. Retrain the \
              odd ones out, or pass --allow-mixed-arithmetic to write the report anyway (it says so at the top of \
              its Provenance section)",

@@ -164,7 +164,7 @@ fn run_one(
     let open = match status(dir, &cfg) {
         Status::Complete => return mk(read_summary(dir), true),
         Status::Mismatch(m) => {
-            return mk(Err(Error::other(format!("{m}; delete the directory or choose another --out"))), false);
+            return mk(Err(Error::refused(format!("{m}; delete the directory or choose another --out"))), false);
         }
         Status::Incomplete => Open::Resume { other_revision },
         Status::Missing => Open::Create { force: true },

@@ -46,7 +46,7 @@ pub fn submit(mut plan: Plan, o: &SlurmOptions, bin: &Path) -> Result<Vec<String
     crate::io::tensors::write_atomic(&marker, crate::train::lock::host_name().as_bytes())?;
     let train = plan.train_units(bin)?;
     if let Some(m) = train.iter().find(|u| u.state == State::Mismatch) {
-        return Err(Error::other(format!("{}: {}; nothing submitted, nothing deleted", m.name, m.detail.trim())));
+        return Err(Error::slurm(format!("{}: {}; nothing submitted, nothing deleted", m.name, m.detail.trim())));
     }
     let busy: Vec<&Unit> = train.iter().filter(|u| u.state == State::Training).collect();
     for u in &busy {
@@ -110,14 +110,14 @@ fn absolute_results_dir(out: &Path) -> Result<PathBuf> {
 fn check_slurm(partition: Option<&str>) -> Result<()> {
     let ok = Command::new("sbatch").arg("--version").output().is_ok_and(|o| o.status.success());
     if !ok {
-        return Err(Error::other(
+        return Err(Error::slurm(
             "--executor slurm: `sbatch` is not on PATH (install a Slurm client, e.g. Debian's slurm-client, or use \
              --executor local, or --list-commands for another scheduler)",
         ));
     }
     let Some(p) = partition else { return Ok(()) };
     let out =
-        Command::new("sinfo").args(["-h", "-o", "%R"]).output().map_err(|e| Error::other(format!("sinfo: {e}")))?;
+        Command::new("sinfo").args(["-h", "-o", "%R"]).output().map_err(|e| Error::slurm(format!("sinfo: {e}")))?;
     let known: Vec<String> = String::from_utf8_lossy(&out.stdout).split_whitespace().map(String::from).collect();
     if known.iter().any(|k| k == p) {
         Ok(())
@@ -133,7 +133,7 @@ fn check_fits_a_node(o: &SlurmOptions) -> Result<()> {
     if let Some(p) = &o.partition {
         args.extend(["-p", p]);
     }
-    let out = Command::new("sinfo").args(&args).output().map_err(|e| Error::other(format!("sinfo: {e}")))?;
+    let out = Command::new("sinfo").args(&args).output().map_err(|e| Error::slurm(format!("sinfo: {e}")))?;
     let Some((cpus, mem_mb)) = largest_node(&String::from_utf8_lossy(&out.stdout)) else { return Ok(()) };
     let need_mb = mem_megabytes(&o.mem).ok_or_else(|| {
         Error::config("--mem", format!("{:?} (allowed a size as sbatch takes it: 4G, 500M, 4096 = megabytes)", o.mem))
@@ -191,7 +191,7 @@ fn check_previous_jobs(dir: &Path) -> Result<()> {
     if live.is_empty() {
         return Ok(());
     }
-    Err(Error::other(format!(
+    Err(Error::slurm(format!(
         "Slurm jobs {} of the last submission to this results directory are still queued or running; wait for them \
          (squeue -j {}) or cancel them (scancel {}) before submitting again",
         live.join(", "),
@@ -223,7 +223,7 @@ fn wait_for(ids: &[String]) -> Result<()> {
         let out = Command::new("squeue").args(["-h", "-o", "%i %T %r", "-j", &list]).output();
         let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
         if let Some((job, reason)) = stuck(&text) {
-            return Err(Error::other(format!(
+            return Err(Error::slurm(format!(
                 "Slurm job {job} is pending for a reason that never clears ({reason}); cancel the submission \
                  (scancel {}) and submit again with what the cluster has (sinfo -N -o \"%N %c %m %P\")",
                 ids.join(" ")
@@ -305,9 +305,9 @@ impl Script<'_> {
             ids.push(format!("<{name}>"));
             return Ok(Some(format!("<{name}>")));
         }
-        let out = Command::new("sbatch").args(&args).output().map_err(|e| Error::other(format!("sbatch: {e}")))?;
+        let out = Command::new("sbatch").args(&args).output().map_err(|e| Error::slurm(format!("sbatch: {e}")))?;
         if !out.status.success() {
-            return Err(Error::other(format!(
+            return Err(Error::slurm(format!(
                 "sbatch {} failed: {}",
                 path.display(),
                 String::from_utf8_lossy(&out.stderr).trim()

@@ -73,10 +73,13 @@ pub fn is_checkpoint_step(step: u64, every: u64, max_steps: u64) -> bool {
 fn refuse_non_finite<S: Scalar>(what: &str, step: u64, slices: &[&[S]]) -> Result<()> {
     match slices.iter().flat_map(|v| v.iter()).position(|x| !x.is_finite()) {
         None => Ok(()),
-        Some(i) => Err(Error::other(format!(
-            "the {what} at step {step} holds a non-finite value (element {i}); it was not written, so the last good \
-             one is kept"
-        ))),
+        Some(i) => Err(Error::Diverged {
+            step,
+            message: format!(
+                "the {what} at step {step} holds a non-finite value (element {i}); it was not written, so the last \
+                 good one is kept"
+            ),
+        }),
     }
 }
 

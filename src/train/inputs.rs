@@ -86,7 +86,7 @@ pub fn check(
     let Some(recorded) = recorded else { return Ok(()) };
     let keys = differing_keys(&cfg.to_toml(), recorded);
     if !keys.is_empty() {
-        return Err(Error::other(format!(
+        return Err(Error::refused(format!(
             "{}: config.toml differs from the config the run started with ({}); a resumed run must keep its config. \
              Restore it, or start a new run",
             run.display(),
@@ -103,7 +103,7 @@ pub fn check(
             None => None,
         };
         if now.as_ref() != Some(was) {
-            return Err(Error::other(format!(
+            return Err(Error::refused(format!(
                 "{}: the file of {key} changed since the run started (sha256 {}…, now {}); resuming would train on \
                  other inputs",
                 run.display(),

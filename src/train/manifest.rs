@@ -177,7 +177,7 @@ impl Manifest {
         let last = self.segments().pop().expect("one segment at least");
         let now = crate::numerics::ARITHMETIC;
         if last.arithmetic != now {
-            return Err(Error::other(format!(
+            return Err(Error::refused(format!(
                 "{} was trained under arithmetic v{} (windtunnel {} at {}); this build computes arithmetic v{now}, so \
                  resuming would mix two arithmetics in one trajectory. Start the run over (--force), or finish it with \
                  a v{} build (git checkout {})",
@@ -190,7 +190,7 @@ impl Manifest {
             )));
         }
         if last.git_revision != revision() && !other_revision {
-            return Err(Error::other(format!(
+            return Err(Error::refused(format!(
                 "{} was trained by revision {} (from step {}); this build is {}. Resuming under another revision can \
                  change what the remaining steps compute; finish it with a build of {} (git worktree add <dir> {}), or \
                  pass --allow-other-revision to continue with this one (the manifest records the new segment)",

@@ -49,7 +49,7 @@ fn refuse_unless_a_run(path: &Path) -> Result<()> {
     } else {
         "it has no run manifest (manifest.json)".to_string()
     };
-    Err(Error::other(format!(
+    Err(Error::refused(format!(
         "--force deletes only windtunnel run directories, and {} is not one: {why}. Nothing was deleted; choose \
          another --out",
         path.display()
@@ -62,7 +62,7 @@ impl RunDir {
     pub fn create(path: &Path, cfg: &RunConfig, dtype: &str, force: bool) -> Result<Self> {
         if path.exists() && std::fs::read_dir(path).map(|mut d| d.next().is_some()).unwrap_or(true) {
             if !force {
-                return Err(Error::other(format!(
+                return Err(Error::refused(format!(
                     "run directory {} already exists; use --resume {} to continue it or --force to start over",
                     path.display(),
                     path.display()
