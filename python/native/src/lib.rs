@@ -27,7 +27,9 @@ fn py_err(e: Error) -> PyErr {
     match e {
         Error::Config { .. } | Error::Format { .. } => PyValueError::new_err(e.to_string()),
         Error::Io { .. } => PyOSError::new_err(e.to_string()),
-        Error::Other(_) | Error::Locked(_) | Error::Diverged { .. } => PyRuntimeError::new_err(e.to_string()),
+        Error::Other(_) | Error::Locked(_) | Error::Diverged { .. } | Error::Refused(_) | Error::Slurm(_) => {
+            PyRuntimeError::new_err(e.to_string())
+        }
         Error::Memory { .. } => PyMemoryError::new_err(e.to_string()),
         Error::Interrupted { .. } => PyKeyboardInterrupt::new_err(e.to_string()),
     }
