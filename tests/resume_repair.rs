@@ -33,7 +33,10 @@ fn windtunnel() -> Command {
 }
 
 fn trainer() -> Trainer<f32> {
-    let cfg = cfg();
+    trainer_of(cfg())
+}
+
+fn trainer_of(cfg: RunConfig) -> Trainer<f32> {
     let m = Model::<f32>::init(&cfg.model, 42);
     Trainer::new(cfg, m, Path::new(".")).unwrap()
 }
@@ -194,9 +197,8 @@ fn refusals_that_protect_a_run_are_typed() {
     assert!(matches!(again, Error::Refused(_)) && again.exit_code() == 4, "{again:?}");
     // The trainer of an edited config (what `train --resume` builds from an edited config.toml).
     let edited_cfg = RunConfig::from_toml_with(common::SMALL, &["train.lr=0.5".to_string()], "test").unwrap();
-    let model = Model::<f32>::init(&edited_cfg.model, 42);
-    let mut edited_trainer = Trainer::new(edited_cfg, model, Path::new(".")).unwrap();
-    let edited = RunDir::resume(&dir, &mut edited_trainer, false).err().expect("an edited config is not resumed");
+    let edited =
+        RunDir::resume(&dir, &mut trainer_of(edited_cfg), false).err().expect("an edited config is not resumed");
     assert!(matches!(edited, Error::Refused(ref m) if m.contains("train.lr")), "{edited:?}");
     let plain = tmpdir("refused-not-a-run");
     std::fs::create_dir_all(&plain).unwrap();

@@ -6,8 +6,8 @@ use crate::experiments::plan::{Plan, State, shell_line};
 use crate::experiments::runner::{Done, Execution, execute};
 use crate::experiments::slurm::{self, SlurmOptions};
 use crate::experiments::suites::{SUITES, suite};
+use crate::train::progress::Progress;
 use crate::train::record::Record;
-use crate::train::session::Progress;
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -2,9 +2,10 @@ use super::{Dtype, Outcome};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::numerics::Scalar;
+use crate::train::progress::Progress;
 use crate::train::record::Record;
 use crate::train::rundir::RunDir;
-use crate::train::session::{Open, Progress, run_session};
+use crate::train::session::{Open, run_session};
 use crate::train::{stopping, tau};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -135,7 +136,7 @@ fn stop_on_ctrl_c() {
     use std::sync::atomic::Ordering;
     // Fails only when a handler is already set (a second run in one process): that one serves.
     let _ = ctrlc::set_handler(|| {
-        if crate::train::session::INTERRUPT.swap(true, Ordering::Relaxed) {
+        if crate::train::progress::INTERRUPT.swap(true, Ordering::Relaxed) {
             std::process::exit(crate::error::EXIT_INTERRUPTED.into());
         }
     });

@@ -62,14 +62,14 @@ pub(super) fn cached<T: DeserializeOwned>(
     if !run.complete {
         return Ok(None);
     }
-    // A run committed without its checkpoints (they are 3 MB each) cannot be probed again.
-    let kept = !crate::train::layout::checkpoint_steps(&run.dir).is_empty();
-    let allowed = ctx.probe_allowed(&run.name) && kept;
-    if ctx.probe_allowed(&run.name) && !kept && !cache_path(&run.dir, name).exists() {
+    let mut allowed = ctx.probe_allowed(&run.name);
+    // A run committed without its checkpoints (3 MB each) cannot be probed again.
+    if allowed && !cache_path(&run.dir, name).exists() && crate::train::layout::checkpoint_steps(&run.dir).is_empty() {
         eprintln!(
             "[{}] {name}: not probed: the run keeps no checkpoints (train it again elsewhere and probe that copy)",
             run.name
         );
+        allowed = false;
     }
     cached_in(&crate::train::layout::probes(&run.dir), name, &run.name, allowed, seconds, || {
         compute(&RunView::open(&run.dir)?)

@@ -1,6 +1,7 @@
 //! One training run in a run directory, start to finish: create or resume, train with progress
 //! reporting, write the summary. Shared by `windtunnel train` and `windtunnel replicate`.
 
+use super::progress::Progress;
 use super::rundir::{RunDir, Summary};
 use super::trainer::Trainer;
 use crate::config::RunConfig;
@@ -8,8 +9,6 @@ use crate::error::Result;
 use crate::io::weights;
 use crate::numerics::{Dtype, Scalar};
 use std::path::Path;
-
-pub use super::progress::{INTERRUPT, Progress, Silent, interrupted};
 
 /// How to open the run directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

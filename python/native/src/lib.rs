@@ -40,7 +40,7 @@ fn py_err(e: Error) -> PyErr {
 /// the interpreter's own KeyboardInterrupt.
 fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> windtunnel::error::Result<T> + Send) -> PyResult<T> {
     use std::sync::atomic::Ordering;
-    use windtunnel::train::session::INTERRUPT;
+    use windtunnel::train::progress::INTERRUPT;
     let mut signal: Option<PyErr> = None;
     let out = py.detach(|| {
         std::thread::scope(|scope| {
