@@ -15,7 +15,7 @@ src="$FROM/$SCALE/runs"; dst="$TO/$SCALE/runs"
 rm -rf "$dst" "$TO/$SCALE/figures" "$TO/$SCALE/report.md" "$TO/$SCALE/report.json"
 for run in "$src"/*/; do
   name=$(basename "$run"); mkdir -p "$dst/$name"
-  for f in config.toml manifest.json metrics.jsonl summary.json linear.json linear.seconds; do
+  for f in config.toml manifest.json metrics.jsonl summary.json; do
     [ -f "$run/$f" ] && cp "$run/$f" "$dst/$name/"
   done
   if [ -d "$run/probes" ]; then

@@ -87,7 +87,7 @@ fn parameters(out: &Path) -> Vec<(String, Vec<u8>)> {
             .map(|r| r.map(|e| e.unwrap().path()).collect())
             .unwrap_or_default();
         files.push(d.join("resume.safetensors"));
-        files.push(d.join("linear.json"));
+        files.push(d.join("probes/linear.json"));
         files.sort();
         for f in files.into_iter().filter(|f| f.exists()) {
             v.push((f.strip_prefix(out).unwrap().display().to_string(), tensor_bits(&std::fs::read(&f).unwrap())));

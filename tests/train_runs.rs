@@ -434,3 +434,36 @@ fn ctrl_c_saves_the_resume_state_says_how_to_continue_and_the_resumed_run_has_th
     std::fs::remove_dir_all(&dir).ok();
     std::fs::remove_dir_all(&reference).ok();
 }
+
+/// Everything one progress display is told: where the run starts, each step, each record.
+#[derive(Default)]
+struct Tally {
+    start: Option<(u64, u64)>,
+    steps: Vec<u64>,
+    records: Vec<u64>,
+}
+
+impl windtunnel::train::progress::Progress for Tally {
+    fn start(&mut self, step: u64, max_steps: u64) {
+        self.start = Some((step, max_steps));
+    }
+    fn step(&mut self, step: u64) {
+        self.steps.push(step);
+    }
+    fn record(&mut self, r: &Record) {
+        self.records.push(r.step);
+    }
+}
+
+#[test]
+fn the_progress_display_sees_every_step_and_every_record_the_sink_keeps() {
+    let cfg = small(&[]);
+    let mut tr = Trainer::new(cfg.clone(), Model::<f32>::init(&cfg.model, 42), Path::new(".")).unwrap();
+    let (mut sink, mut tally) = (MemorySink::default(), Tally::default());
+    tr.run_reporting(&mut sink, &mut tally).unwrap();
+    let max = cfg.train.max_steps;
+    assert_eq!(tally.start, Some((0, max)));
+    assert_eq!(tally.steps, (1..=max).collect::<Vec<_>>());
+    assert_eq!(tally.records, sink.records.iter().map(|r| r.step).collect::<Vec<_>>());
+    assert_eq!(tally.records.len(), 8);
+}

@@ -5,7 +5,7 @@ use super::claims::Scale;
 use super::claims::{Ctx, Row, Suite, SuiteOutcome, Verdict, outcome, table};
 use super::paper;
 use super::probe_claims::cached_in;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
 use crate::probes::linear::{LinearReport, Positions, train_linear};
 use crate::task::DataConfig;
@@ -38,9 +38,8 @@ pub fn linear_suite(ctx: &Ctx, _suite: &Suite) -> Result<SuiteOutcome> {
         let train = || -> Result<LinearReport> {
             let cfg = DataConfig { k, n_b, ..DataConfig::default() };
             let r = train_linear(&cfg, Positions::First, steps, 64, &mut |_| {})?;
-            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
             let json = serde_json::to_string_pretty(&r).expect("serialises");
-            crate::io::tensors::write_atomic(&dir.join("linear.json"), json.as_bytes())?;
+            crate::train::layout::write_probe_file(&dir, "linear.json", json.as_bytes())?;
             Ok(r)
         };
         let Some(rep) = cached_in(&dir, "linear", &label, ctx.probe_allowed(&label), &mut seconds, train)? else {
@@ -112,8 +111,9 @@ mod tests {
             final_candidate_over_ln_k: 0.98,
             max_abs_z_gap_last_quarter: 0.03,
         };
-        std::fs::write(k10.join("linear.json"), serde_json::to_string(&report).unwrap()).unwrap();
-        std::fs::write(k10.join("linear.seconds"), "12.5\n").unwrap();
+        crate::train::layout::write_probe_file(&k10, "linear.json", serde_json::to_string(&report).unwrap().as_bytes())
+            .unwrap();
+        crate::train::layout::write_probe_file(&k10, "linear.seconds", b"12.5\n").unwrap();
         let ctx = Ctx {
             scale: Scale::Paper,
             configs: super::super::configs::Configs::from_arg(None),

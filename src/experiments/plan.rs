@@ -5,7 +5,7 @@
 
 use super::claims::{Scale, Suite};
 use super::configs::Configs;
-use super::runner::{RunSpec, Status, failed_marker, status};
+use super::runner::{RunSpec, Status, status};
 use crate::error::Result;
 use crate::train::lock::holder;
 use serde::Serialize;
@@ -180,7 +180,7 @@ impl Plan {
             .into_iter()
             .filter(|(_, name)| self.selected(name))
             .map(|(suite, name)| {
-                let cache = super::probe_claims::cache_path(&dir.join(&name), suite);
+                let cache = crate::train::layout::probe_result(&dir.join(&name), suite);
                 let mut command = self.args(bin);
                 command.splice(2..2 + self.suites.len(), [suite.to_string()]);
                 command.extend(["--probes-only".into(), "--only".into(), name.clone()]);
@@ -195,7 +195,7 @@ impl Plan {
 
 /// Training state of a run directory from its files and lock.
 fn run_state(run: &Path, st: Status) -> (State, String) {
-    let failed = std::fs::read_to_string(failed_marker(run)).ok();
+    let failed = std::fs::read_to_string(crate::train::layout::failed(run)).ok();
     match st {
         Status::Complete => (State::Finished, String::new()),
         Status::Mismatch(m) => (State::Mismatch, m),

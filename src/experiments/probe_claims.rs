@@ -11,6 +11,7 @@ use crate::probes::ablation::AblationReport;
 use crate::probes::displacement::DisplacementReport;
 use crate::probes::snap::{SnapPoint, SnapReport};
 use crate::probes::{RunView, ablation, displacement, snap};
+use crate::train::layout;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use std::path::Path;
@@ -20,18 +21,18 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
     serde_json::from_str(&text).map_err(|e| Error::format(path, format!("not a probe result: {e}")))
 }
 
-/// `<dir>/<name>.json` if it exists, else `compute()` (which writes that file) when `allowed`;
-/// None when it cannot run yet. The wall time is kept in `<dir>/<name>.seconds` and added to
-/// `seconds` either way.
+/// The probe result `<run>/probes/<name>.json` if it exists, else `compute()` (which writes that
+/// file) when `allowed`; None when it cannot run yet. The wall time is kept beside it in
+/// `<name>.seconds` and added to `seconds` either way.
 pub(super) fn cached_in<T: DeserializeOwned>(
-    dir: &Path,
+    run: &Path,
     name: &str,
     label: &str,
     allowed: bool,
     seconds: &mut f64,
     compute: impl FnOnce() -> Result<T>,
 ) -> Result<Option<T>> {
-    let (path, timing) = (dir.join(format!("{name}.json")), dir.join(format!("{name}.seconds")));
+    let (path, timing) = (layout::probe_result(run, name), layout::probe_seconds(run, name));
     if path.exists() {
         *seconds += std::fs::read_to_string(&timing).ok().and_then(|s| s.trim().parse::<f64>().ok()).unwrap_or(0.0);
         return read_json(&path).map(Some);
@@ -44,8 +45,7 @@ pub(super) fn cached_in<T: DeserializeOwned>(
     let r = compute()?;
     let s = t0.elapsed().as_secs_f64();
     eprintln!("[{label}] {name} done in {s:.0} s");
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    crate::io::tensors::write_atomic(&timing, format!("{s:.1}\n").as_bytes())?;
+    layout::write_probe_file(run, &format!("{name}.seconds"), format!("{s:.1}\n").as_bytes())?;
     *seconds += s;
     Ok(Some(r))
 }
@@ -64,25 +64,14 @@ pub(super) fn cached<T: DeserializeOwned>(
     }
     let mut allowed = ctx.probe_allowed(&run.name);
     // A run committed without its checkpoints (3 MB each) cannot be probed again.
-    if allowed && !cache_path(&run.dir, name).exists() && crate::train::layout::checkpoint_steps(&run.dir).is_empty() {
+    if allowed && !layout::probe_result(&run.dir, name).exists() && layout::checkpoint_steps(&run.dir).is_empty() {
         eprintln!(
             "[{}] {name}: not probed: the run keeps no checkpoints (train it again elsewhere and probe that copy)",
             run.name
         );
         allowed = false;
     }
-    cached_in(&crate::train::layout::probes(&run.dir), name, &run.name, allowed, seconds, || {
-        compute(&RunView::open(&run.dir)?)
-    })
-}
-
-/// Where the result of probe suite `suite` on the run (or linear baseline) `dir` is cached.
-pub fn cache_path(dir: &Path, suite: &str) -> std::path::PathBuf {
-    if suite == "linear" {
-        dir.join("linear.json")
-    } else {
-        crate::train::layout::probes(dir).join(format!("{suite}.json"))
-    }
+    cached_in(&run.dir, name, &run.name, allowed, seconds, || compute(&RunView::open(&run.dir)?))
 }
 
 fn nearest<P>(points: &[P], x: impl Fn(&P) -> f64, target: f64) -> Option<&P> {
@@ -359,7 +348,7 @@ fn displacement_pending(ctx: &Ctx, r: &RunData) -> Result<String> {
         ),
         _ => "run or probe not complete".to_string(),
     };
-    let canonical = crate::train::layout::probes(&ctx.runs.join(format!("canonical_k{}", r.k())));
+    let canonical = ctx.runs.join(format!("canonical_k{}", r.k()));
     let mut ignored = 0.0;
     // Read only (never computed here): the canonical run's checkpoints are not kept.
     let early: Option<DisplacementReport> =

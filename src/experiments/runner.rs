@@ -160,8 +160,7 @@ fn run_one(
         Ok(l) => l,
         Err(e) => return mk(Err(e), false),
     };
-    let failed = failed_marker(dir);
-    let _ = std::fs::remove_file(&failed);
+    let _ = std::fs::remove_file(crate::train::layout::failed(dir));
     let open = match status(dir, &cfg) {
         Status::Complete => return mk(read_summary(dir), true),
         Status::Mismatch(m) => {
@@ -172,14 +171,9 @@ fn run_one(
     };
     let result = run_session_dtype(cfg, crate::numerics::Dtype::F32, dir, open, progress(&spec.name));
     if let Err(e) = &result {
-        let _ = crate::io::tensors::write_atomic(&failed, e.to_string().as_bytes());
+        let _ = crate::train::layout::write_failed(dir, &e.to_string());
     }
     mk(result, false)
-}
-
-/// `<runs>/<name>.failed`: the error of the last attempt to train the run, until one succeeds.
-pub fn failed_marker(dir: &Path) -> PathBuf {
-    crate::train::layout::failed(dir)
 }
 
 #[cfg(test)]

@@ -123,7 +123,7 @@ fn scope(ctx: &Ctx, seeded: &[&Suite]) -> Result<String> {
         let by_seed = (1..n).map(|s| ctx.load_seed(suite, s)).collect::<Result<Vec<_>>>()?;
         let runs: Vec<RunData> = by_seed.into_iter().flatten().collect();
         let done = runs.iter().filter(|r| r.complete).count();
-        let probed = runs.iter().filter(|r| super::probe_claims::cache_path(&r.dir, suite.name).exists()).count();
+        let probed = runs.iter().filter(|r| crate::train::layout::probe_result(&r.dir, suite.name).exists()).count();
         let probed = if suite.reads_probes { format!(", probed {probed}/{}", runs.len()) } else { String::new() };
         md += &format!(
             "- {}: {n} seeds of {} of its {} runs ({first} … {last}); seed runs complete {done}/{}{probed}, {:.0} s of training\n",

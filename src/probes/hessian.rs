@@ -134,7 +134,7 @@ pub fn run_hessian(
     }
     let report = HessianReport { tau_t1: tau, batch_size, points };
     run.write_json("hessian", &report)?;
-    let _ = std::fs::remove_file(crate::train::layout::probes(&run.dir).join("hessian.partial.json"));
+    let _ = std::fs::remove_file(crate::train::layout::probe_result(&run.dir, "hessian.partial"));
     let xs = |f: &dyn Fn(&HessianPoint) -> f64| report.points.iter().map(|p| (p.step as f64, f(p))).collect::<Vec<_>>();
     let p = LinePlot {
         title: format!("Hessian extreme eigenvalues (K = {}, batch {})", run.cfg.data.k, batch_size),

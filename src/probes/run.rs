@@ -109,16 +109,13 @@ impl RunView {
 
     /// Write a probe result as pretty JSON into `<run>/probes/<name>.json`.
     pub fn write_json<T: serde::Serialize>(&self, name: &str, value: &T) -> Result<PathBuf> {
-        let dir = crate::train::layout::probes(&self.dir);
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let p = dir.join(format!("{name}.json"));
-        crate::io::tensors::write_atomic(&p, serde_json::to_string_pretty(value).expect("serialises").as_bytes())?;
-        Ok(p)
+        let json = serde_json::to_string_pretty(value).expect("serialises");
+        crate::train::layout::write_probe_file(&self.dir, &format!("{name}.json"), json.as_bytes())
     }
 
     /// A probe result written by [`RunView::write_json`], or None when there is none.
     pub fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<Option<T>> {
-        let p = crate::train::layout::probes(&self.dir).join(format!("{name}.json"));
+        let p = crate::train::layout::probe_result(&self.dir, name);
         if !p.exists() {
             return Ok(None);
         }
@@ -135,11 +132,7 @@ impl RunView {
 
     /// Write a text artefact (CSV, SVG) into `<run>/probes/`.
     pub fn write_text(&self, file: &str, text: &str) -> Result<PathBuf> {
-        let dir = crate::train::layout::probes(&self.dir);
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let p = dir.join(file);
-        crate::io::tensors::write_atomic(&p, text.as_bytes())?;
-        Ok(p)
+        crate::train::layout::write_probe_file(&self.dir, file, text.as_bytes())
     }
 }
 

@@ -10,7 +10,8 @@
 //! <runs>/<name>/loss.svg, loss.csv   the loss curves, written with the summary
 //! <runs>/<name>/resume.safetensors   the state to resume from (parameters, AdamW moments, cursor)
 //! <runs>/<name>/checkpoints/step_NNNNNNNN.safetensors
-//! <runs>/<name>/probes/<probe>.json  cached probe results (and their .svg, .seconds)
+//! <runs>/<name>/probes/<probe>.json  cached probe results (and their .svg, .csv, .seconds);
+//!                                    the linear baseline's linear_k<K>/ holds only these
 //! <runs>/<name>.lock                 the one writer: "<host> <pid> start= token=", heartbeat by mtime
 //! <runs>/<name>.failed               the error of the last failed attempt, until one succeeds
 //! ```
@@ -110,6 +111,31 @@ pub fn checkpoint(run: &Path, step: u64) -> PathBuf {
 
 pub fn probes(run: &Path) -> PathBuf {
     run.join(PROBES)
+}
+
+/// A probe's cached result, `<run>/probes/<probe>.json` (the linear baseline's directory, which
+/// holds no training run, keeps its result the same way).
+pub fn probe_result(run: &Path, probe: &str) -> PathBuf {
+    probes(run).join(format!("{probe}.json"))
+}
+
+/// The wall seconds the probe took, beside its result.
+pub fn probe_seconds(run: &Path, probe: &str) -> PathBuf {
+    probes(run).join(format!("{probe}.seconds"))
+}
+
+/// Write `<run>/probes/<file>` atomically (a result, its timing, a figure or its CSV).
+pub fn write_probe_file(run: &Path, file: &str, bytes: &[u8]) -> Result<PathBuf> {
+    let dir = probes(run);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let p = dir.join(file);
+    crate::io::tensors::write_atomic(&p, bytes)?;
+    Ok(p)
+}
+
+/// Keep the error of a failed attempt beside the run until one succeeds.
+pub fn write_failed(run: &Path, error: &str) -> Result<()> {
+    crate::io::tensors::write_atomic(&failed(run), error.as_bytes())
 }
 
 pub fn lock(run: &Path) -> PathBuf {

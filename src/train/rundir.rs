@@ -31,8 +31,6 @@ fn remove_orphan_temp_files(run: &Path) {
 pub struct RunDir {
     pub path: PathBuf,
     metrics: std::fs::File,
-    /// Told about every step and record (progress display).
-    pub progress: Box<dyn super::progress::Progress>,
 }
 
 /// `--force` deletes only what is recognisably a windtunnel run: a directory holding a run
@@ -82,7 +80,7 @@ impl RunDir {
     fn open(path: &Path) -> Result<Self> {
         let mp = super::layout::metrics(path);
         let metrics = std::fs::OpenOptions::new().create(true).append(true).open(&mp).map_err(|e| Error::io(&mp, e))?;
-        Ok(RunDir { path: path.to_path_buf(), metrics, progress: Box::new(super::progress::Silent) })
+        Ok(RunDir { path: path.to_path_buf(), metrics })
     }
 
     /// The config and dtype of an existing run.
@@ -141,17 +139,12 @@ impl<S: Scalar> Sink<S> for RunDir {
         let mp = super::layout::metrics(&self.path);
         writeln!(self.metrics, "{}", serde_json::to_string(r).unwrap()).map_err(|e| Error::io(&mp, e))?;
         self.metrics.flush().map_err(|e| Error::io(&mp, e))?;
-        self.progress.record(r);
         Ok(())
     }
 
     fn checkpoint(&mut self, t: &Trainer<S>) -> Result<()> {
         save_params(&self.path, &t.model, t.state.step)?;
         save_resume(&self.path, &t.model, &t.opt, &t.state)
-    }
-
-    fn progress(&mut self, t: &Trainer<S>, _stats: &super::eval::BatchStats) {
-        self.progress.step(t.state.step);
     }
 
     /// Only the resume state: the checkpoint files stay those of an uninterrupted run.

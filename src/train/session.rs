@@ -21,7 +21,12 @@ pub enum Open {
 }
 
 /// Train `cfg` in `dir` with scalar type S and return the summary.
-pub fn run_session<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, progress: Box<dyn Progress>) -> Result<Summary> {
+pub fn run_session<S: Scalar>(
+    cfg: RunConfig,
+    dir: &Path,
+    open: Open,
+    mut progress: Box<dyn Progress>,
+) -> Result<Summary> {
     let cfg = match open {
         Open::Resume { .. } => super::inputs::against_run(cfg, dir),
         Open::Create { .. } => super::inputs::absolute(cfg)?,
@@ -38,9 +43,7 @@ pub fn run_session<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, progress: 
         Open::Resume { other_revision } => RunDir::resume(dir, &mut trainer, other_revision)?,
         Open::Create { force } => RunDir::create(dir, &trainer.cfg, S::NAME, force)?,
     };
-    rundir.progress = progress;
-    rundir.progress.start(trainer.state.step, trainer.cfg.train.max_steps);
-    trainer.run(&mut rundir)?;
+    trainer.run_reporting(&mut rundir, progress.as_mut())?;
     rundir.finish(&trainer)
 }
 

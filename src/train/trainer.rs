@@ -7,6 +7,7 @@
 use super::batcher::{Batcher, Order, read_order_file};
 use super::checkpoint::{TrainState, is_checkpoint_step};
 use super::eval::{BatchStats, batch_stats, candidate_eval, z_shuffle_stats};
+use super::progress::{Progress, Silent};
 use super::record::Record;
 use super::tau::Thresholds;
 use crate::config::RunConfig;
@@ -31,11 +32,11 @@ pub struct Trainer<S: Scalar> {
     batcher: Batcher,
 }
 
-/// Receives what the loop produces. The CLI writes a run directory; tests keep records in memory.
+/// Keeps what the loop produces (the display is a [`Progress`]). The CLI writes a run directory;
+/// tests keep records in memory.
 pub trait Sink<S: Scalar> {
     fn record(&mut self, trainer: &Trainer<S>, record: &Record) -> Result<()>;
     fn checkpoint(&mut self, trainer: &Trainer<S>) -> Result<()>;
-    fn progress(&mut self, _trainer: &Trainer<S>, _stats: &BatchStats) {}
     /// Ctrl-C after a step: keep what continuing needs, and say where.
     fn interrupt(&mut self, trainer: &Trainer<S>) -> Error {
         Error::Interrupted { step: trainer.state.step, run: None }
@@ -176,20 +177,28 @@ impl<S: Scalar> Trainer<S> {
         self.state.step >= self.cfg.train.max_steps || self.state.stopped.is_some()
     }
 
-    /// Train until `max_steps` or a stopping rule, reporting to `sink`. A fresh run writes the
-    /// step-0 checkpoint first.
+    /// Train until `max_steps` or a stopping rule, keeping records and checkpoints in `sink`,
+    /// without a display.
     pub fn run(&mut self, sink: &mut dyn Sink<S>) -> Result<()> {
+        self.run_reporting(sink, &mut Silent)
+    }
+
+    /// [`Trainer::run`], telling `progress` about every step and record. A fresh run writes the
+    /// step-0 checkpoint first.
+    pub fn run_reporting(&mut self, sink: &mut dyn Sink<S>, progress: &mut dyn Progress) -> Result<()> {
+        progress.start(self.state.step, self.cfg.train.max_steps);
         if self.state.step == 0 {
             sink.checkpoint(self)?;
         }
         let tc = self.cfg.train.clone();
         while !self.finished() {
-            let stats = self.step()?;
-            sink.progress(self, &stats);
+            self.step()?;
             let step = self.state.step;
+            progress.step(step);
             if step.is_multiple_of(tc.eval_every) {
                 let r = self.evaluate()?;
                 sink.record(self, &r)?;
+                progress.record(&r);
             }
             if is_checkpoint_step(step, tc.checkpoint_every, tc.max_steps) || self.finished() {
                 sink.checkpoint(self)?;
