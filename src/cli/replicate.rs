@@ -1,8 +1,9 @@
 use super::Outcome;
 use crate::error::{Error, Result};
-use crate::experiments::claims::{Scale, Suite};
+use crate::experiments::claims::Suite;
 use crate::experiments::configs::Configs;
 use crate::experiments::plan::{Plan, State, shell_line};
+use crate::experiments::run_key::Scale;
 use crate::experiments::runner::{Done, Execution, execute};
 use crate::experiments::slurm::{self, SlurmOptions};
 use crate::experiments::suites::{SUITES, suite};

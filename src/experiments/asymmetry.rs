@@ -7,6 +7,7 @@
 
 use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, outcome, table};
 use super::paper;
+use super::run_key::Family;
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
 use crate::task::TaskKind;
@@ -14,6 +15,9 @@ use serde_json::json;
 
 /// The two readings of the forward task.
 pub const FORWARDS: [TaskKind; 2] = [TaskKind::AToB, TaskKind::AzToB];
+
+/// The suite's runs: the reverse task and both readings of the forward one, in this order.
+pub const TASKS: [TaskKind; 3] = [TaskKind::BzToA, FORWARDS[0], FORWARDS[1]];
 
 /// The paper's forward/reverse slowdown: 1.7–4.4×.
 pub const ASYMMETRY_BAND: (f64, f64) = (1.7, 4.4);
@@ -49,7 +53,7 @@ struct Compared {
 fn compare(runs: &[RunData], ks: &[usize], forward: TaskKind) -> Compared {
     let mut c = Compared::default();
     for &k in ks {
-        let get = |t: TaskKind| runs.iter().find(|r| r.k() == k && r.cfg.data.task == t);
+        let get = |t: TaskKind| runs.iter().find(|r| r.key.k == k && r.key.family == Family::Asymmetry(t));
         let (Some(rev), Some(fwd)) = (get(TaskKind::BzToA), get(forward)) else {
             c.pending = true;
             c.shown.push(("–".into(), "–".into()));
@@ -90,7 +94,7 @@ pub fn asymmetry(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
         .iter()
         .enumerate()
         .map(|(i, k)| {
-            let rev = runs.iter().find(|r| r.k() == *k && r.cfg.data.task == TaskKind::BzToA);
+            let rev = runs.iter().find(|r| r.key.k == *k && r.key.family == Family::Asymmetry(TaskKind::BzToA));
             let mut row = vec![k.to_string(), rev.map_or("–".into(), |r| r.show(lag(r)))];
             for c in &compared {
                 row.extend([c.shown[i].0.clone(), c.shown[i].1.clone()]);

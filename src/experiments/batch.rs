@@ -3,6 +3,7 @@
 
 use super::claims::{Ctx, Key, Row, RunData, Suite, SuiteOutcome, Verdict, outcome, table};
 use super::paper;
+use super::run_key::Eta;
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
 
@@ -244,7 +245,7 @@ pub fn batch(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
     let mut ks: Vec<usize> = runs.iter().map(|r| r.k()).collect();
     ks.sort();
     ks.dedup();
-    let base = |r: &&RunData| (r.cfg.train.lr / 1e-3 - 1.0).abs() < 1e-9;
+    let base = |r: &&RunData| r.key.eta == Eta::CANONICAL;
     let measured: Vec<AtK> = ks
         .iter()
         .map(|&k| {
@@ -254,10 +255,8 @@ pub fn batch(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
         })
         .collect();
     let mut rows: Vec<Row> = measured.iter().flat_map(grade_at_k).collect();
-    let find = |lr: f64, b: usize| {
-        runs.iter().find(|r| r.k() == 20 && r.cfg.train.batch_size == b && (r.cfg.train.lr / lr - 1.0).abs() < 1e-9)
-    };
-    let (large, small) = (find(1e-3, 256), find(5e-4, 128));
+    let find = |eta: Eta, b: usize| runs.iter().find(|r| r.key.k == 20 && r.key.batch == b && r.key.eta == eta);
+    let (large, small) = (find(Eta::CANONICAL, 256), find(Eta::new(5, -4), 128));
     let matched = large.and(small);
     if let (Some(large), Some(small)) = (large, small) {
         rows.push(grade_matched(small.taus.t2, large.taus.t2, (small.show(small.taus.t2), large.show(large.taus.t2))));
@@ -319,8 +318,7 @@ fn run_table(runs: &[RunData], ks: &[usize], matched: Option<&RunData>) -> Strin
     };
     let mut rows = vec![];
     for &k in ks {
-        let mut g: Vec<&RunData> =
-            runs.iter().filter(|r| r.k() == k && (r.cfg.train.lr / 1e-3 - 1.0).abs() < 1e-9).collect();
+        let mut g: Vec<&RunData> = runs.iter().filter(|r| r.key.k == k && r.key.eta == Eta::CANONICAL).collect();
         g.sort_by_key(|r| r.cfg.train.batch_size);
         for r in g {
             rows.push(row(r, r.taus.t2.map_or("–".into(), |t| (t * r.cfg.train.batch_size as u64).to_string())));

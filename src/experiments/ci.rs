@@ -11,6 +11,7 @@
 //! Calibration (2026-11-29): K = 3, 5, 10, 20 at n_b = 200 give T1 = 150, 225, 475, 1050 with
 //! plateau heights 1.02–1.19·ln K.
 
+use super::run_key::{Eta, Family, RunKey, Scale};
 use super::runner::RunSpec;
 
 /// The reduced model and cadence every ci run gets.
@@ -26,10 +27,14 @@ const BASE: [&str; 9] = [
     "train.early_stop_patience=8",
 ];
 
-fn spec(name: String, config: &str, extra: &[String]) -> RunSpec {
+fn spec(key: RunKey, config: &str, extra: &[String]) -> RunSpec {
     let mut ov: Vec<String> = BASE.iter().map(|s| s.to_string()).collect();
     ov.extend_from_slice(extra);
-    RunSpec { name, config: config.to_string(), overrides: ov }
+    RunSpec::with(key, config, ov)
+}
+
+fn ci(family: Family, k: usize) -> RunKey {
+    RunKey::new(Scale::Ci, family, k)
 }
 
 fn s(x: impl Into<String>) -> String {
@@ -37,7 +42,7 @@ fn s(x: impl Into<String>) -> String {
 }
 
 pub const CI_K: [usize; 6] = [3, 5, 7, 10, 15, 20];
-pub const CI_LR: [&str; 3] = ["1e-3", "2e-3", "4e-3"];
+pub const CI_LR: [Eta; 3] = [Eta::CANONICAL, Eta::new(2, -3), Eta::new(4, -3)];
 pub const CI_BATCH: [usize; 3] = [32, 64, 128];
 pub const CI_GROUPS: [usize; 4] = [1, 10, 50, 200];
 
@@ -45,7 +50,7 @@ pub const CI_GROUPS: [usize; 4] = [1, 10, 50, 200];
 pub fn ci_canonical(k: usize) -> RunSpec {
     let m = if k == 10 || k == 20 { "3.0" } else { "2.0" };
     spec(
-        format!("ci_canonical_k{k}"),
+        RunKey::canonical(Scale::Ci, k),
         "canonical_k10.toml",
         &[
             format!("data.k={k}"),
@@ -69,7 +74,7 @@ pub fn plateau() -> Vec<RunSpec> {
     let mut v: Vec<RunSpec> = (1..=4)
         .map(|z| {
             spec(
-                format!("ci_zlen{z}_k10"),
+                ci(Family::ZLength(z), 10),
                 "zlen1_k10.toml",
                 &[format!("data.z_length={z}"), s("data.n_b=200"), t1x("1.5")],
             )
@@ -85,7 +90,7 @@ pub fn fixed_d() -> Vec<RunSpec> {
         .flat_map(|(d, ks)| {
             ks.iter().map(move |&(k, nb)| {
                 spec(
-                    format!("ci_fixed_d{d}_k{k}"),
+                    ci(Family::FixedD(*d), k),
                     "canonical_k10.toml",
                     &[format!("data.k={k}"), format!("data.n_b={nb}"), t1x("1.2")],
                 )
@@ -103,7 +108,7 @@ pub fn lr() -> Vec<RunSpec> {
         .iter()
         .map(|e| {
             spec(
-                format!("ci_lr_k10_eta{e}"),
+                ci(Family::Lr, 10).with_eta(*e),
                 "canonical_k10.toml",
                 &[s("data.n_b=200"), format!("train.lr={e}"), converged()],
             )
@@ -116,7 +121,7 @@ pub fn batch() -> Vec<RunSpec> {
         .iter()
         .map(|b| {
             spec(
-                format!("ci_batch_k10_b{b}"),
+                ci(Family::Batch, 10).with_batch(*b),
                 "canonical_k10.toml",
                 &[s("data.n_b=200"), format!("train.batch_size={b}"), converged()],
             )
@@ -130,13 +135,13 @@ pub fn probed() -> Vec<RunSpec> {
 }
 
 pub fn asymmetry() -> Vec<RunSpec> {
-    ["bz_to_a", "a_to_b", "az_to_b"]
+    super::asymmetry::TASKS
         .iter()
-        .flat_map(|t| {
+        .flat_map(|&t| {
             [5, 10].map(|k| {
                 spec(
-                    format!("ci_{t}_k{k}"),
-                    &format!("{t}_k{k}.toml"),
+                    ci(Family::Asymmetry(t), k),
+                    &format!("{}_k{k}.toml", t.name()),
                     &[s("data.n_b=200"), s("train.max_steps=3000"), s("train.warmup_steps=100")],
                 )
             })
@@ -155,7 +160,7 @@ pub fn z_sharing() -> Vec<RunSpec> {
             };
             let mut ov = vec![s("data.n_b=200"), s("data.k=10"), s("data.auto_z_length=true"), converged()];
             ov.extend(mode);
-            spec(format!("ci_zshare_g{g}_k10"), "canonical_k10.toml", &ov)
+            spec(ci(Family::ZSharing(g), 10), "canonical_k10.toml", &ov)
         })
         .collect()
 }

@@ -1,6 +1,7 @@
 //! The vocabulary of the claims report: one row per claim (paper's number, windtunnel's number,
 //! verdict, reason), the runs a suite reads, and where its figures go.
 
+use super::run_key::{RunKey, Scale};
 use super::runner::RunSpec;
 pub use super::stats::sig;
 pub use super::verdict::{Measure, Verdict};
@@ -11,21 +12,6 @@ use crate::train::record::Record;
 use crate::train::tau::{Taus, taus};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scale {
-    Ci,
-    Paper,
-}
-
-impl Scale {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scale::Ci => "ci",
-            Scale::Paper => "paper",
-        }
-    }
-}
 
 /// Init/order seeds a paper-scale suite seeded by default is graded with (`seed_range.rs`).
 pub const PAPER_SEEDS: u32 = 3;
@@ -172,6 +158,8 @@ pub struct SuiteOutcome {
 
 /// One run of a suite as it stands on disk (possibly still training).
 pub struct RunData {
+    /// What the run is: analyses find runs by key.
+    pub key: RunKey,
     pub name: String,
     pub dir: PathBuf,
     pub cfg: RunConfig,
@@ -193,7 +181,16 @@ impl RunData {
             Some(s) => s.train_seconds + s.eval_seconds,
             None => records.last().map_or(0.0, |r| r.wall_time_s),
         };
-        Ok(RunData { name: spec.name.clone(), dir, cfg, records, taus, complete: summary.is_some(), train_seconds })
+        Ok(RunData {
+            key: spec.key,
+            name: spec.name.clone(),
+            dir,
+            cfg,
+            records,
+            taus,
+            complete: summary.is_some(),
+            train_seconds,
+        })
     }
 
     pub fn k(&self) -> usize {

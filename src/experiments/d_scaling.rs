@@ -2,9 +2,9 @@
 //! every threshold fraction, and windtunnel's T1, T2 and T4 beside the author's two sets of
 //! waiting times (spec A2). measure → grade → render.
 
-use super::claims::Scale;
 use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, fmt_ci, outcome, table};
 use super::paper;
+use super::run_key::Scale;
 use super::scaling::{SEED, pairs};
 use super::stats::{Fit, power_law};
 use crate::error::Result;

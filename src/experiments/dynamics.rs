@@ -98,7 +98,7 @@ pub fn dz_lead(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
         y_label: "step".into(),
         series: [Series::points("Δz > 0.1 onset", onset_pts), Series::points("loss onset T4", t4_pts)]
             .into_iter()
-            .chain((ctx.scale == super::claims::Scale::Paper).then(|| {
+            .chain((ctx.scale == super::run_key::Scale::Paper).then(|| {
                 Series::points("author's T4", paper::SECOND_SET_T4.value.iter().map(|&(k, t)| (k as f64, t)).collect())
             }))
             .collect(),
@@ -247,7 +247,8 @@ mod tests {
         (cfg.data.k, cfg.train.max_steps) = (k, 1000);
         let taus = crate::train::tau::Taus { dz_onset: onset, t4, ..Default::default() };
         let records = vec![crate::train::record::Record { step: last, ..Default::default() }];
-        RunData { name: format!("k{k}"), dir: "/x".into(), cfg, records, taus, complete, train_seconds: 0.0 }
+        let key = crate::experiments::run_key::RunKey::canonical(crate::experiments::run_key::Scale::Paper, k);
+        RunData { key, name: key.to_string(), dir: "/x".into(), cfg, records, taus, complete, train_seconds: 0.0 }
     }
 
     #[test]

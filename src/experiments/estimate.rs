@@ -2,6 +2,7 @@
 //! run is expected to run as long as its seed-0 run did, at that run's steps/s; any other run up
 //! to its `max_steps`, at the median steps/s of the finished runs of its batch size.
 
+use super::run_key::RunKey;
 use crate::train::layout::read_summary;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,11 +30,11 @@ impl Rates {
     }
 }
 
-/// Hours left for the unfinished run `name` at `step`, and what the estimate rests on.
-pub fn unit(runs: &Path, name: &str, step: u64, max_steps: u64, batch: usize, rates: &Rates) -> Option<(f64, String)> {
-    let base = super::runner::seed0_name(name);
-    if base != name
-        && let Ok(s) = read_summary(&runs.join(base))
+/// Hours left for the unfinished run `key` at `step`, and what the estimate rests on.
+pub fn unit(runs: &Path, key: RunKey, step: u64, max_steps: u64, batch: usize, rates: &Rates) -> Option<(f64, String)> {
+    let base = key.with_seed(0).to_string();
+    if key.seed != 0
+        && let Ok(s) = read_summary(&runs.join(&base))
     {
         return hours_left(s.steps, step, s.steps_per_s).map(|h| (h, format!("as {base}: {} steps", s.steps)));
     }
@@ -44,6 +45,7 @@ pub fn unit(runs: &Path, name: &str, step: u64, max_steps: u64, batch: usize, ra
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiments::run_key::{Eta, Family, Scale};
 
     #[test]
     fn hours_are_the_steps_left_over_the_rate() {
@@ -69,7 +71,9 @@ mod tests {
     #[test]
     fn a_seeded_run_is_estimated_from_its_seed_0_summary() {
         let runs = std::env::temp_dir().join(format!("wt-estimate-{}", std::process::id()));
-        let base = runs.join("lr_a");
+        let lr = |e| RunKey::new(Scale::Paper, Family::Lr, 20).with_eta(e);
+        let (a, b) = (lr(Eta::new(3, -4)), lr(Eta::new(5, -4)));
+        let base = runs.join(a.to_string());
         std::fs::create_dir_all(&base).unwrap();
         let taus = serde_json::to_value(crate::train::tau::Taus::default()).unwrap();
         let summary = serde_json::json!({"steps": 7200, "stopped": null, "k": 20, "d": 20000, "ln_k": 3.0,
@@ -77,12 +81,13 @@ mod tests {
             "eval_seconds": 0.0, "eval_overhead": 0.0, "steps_per_s": 2.0});
         std::fs::write(base.join("summary.json"), summary.to_string()).unwrap();
         let rates = Rates::default();
-        let (h, why) = unit(&runs, "lr_a_s1", 3600, 50_000, 128, &rates).expect("from lr_a");
-        assert_eq!((h, why.as_str()), (0.5, "as lr_a: 7200 steps"));
-        assert_eq!(unit(&runs, "lr_b_s1", 0, 50_000, 128, &rates), None, "no sibling, no measured rate");
+        let (h, why) = unit(&runs, a.with_seed(1), 3600, 50_000, 128, &rates).expect("from seed 0");
+        assert_eq!((h, why.as_str()), (0.5, "as lr_k20_eta3e-4: 7200 steps"));
+        assert_eq!(unit(&runs, b.with_seed(1), 0, 50_000, 128, &rates), None, "no sibling, no measured rate");
+        assert_eq!(unit(&runs, a, 0, 50_000, 128, &rates), None, "seed 0 is not its own sibling");
         let mut rates = Rates::default();
         rates.add(128, 10.0);
-        let (h, _) = unit(&runs, "lr_b_s1", 0, 36_000, 128, &rates).unwrap();
+        let (h, _) = unit(&runs, b.with_seed(1), 0, 36_000, 128, &rates).unwrap();
         assert_eq!(h, 1.0);
         std::fs::remove_dir_all(&runs).ok();
     }

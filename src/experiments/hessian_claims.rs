@@ -2,10 +2,10 @@
 //! converged checkpoints — the saddle, the anisotropy ratio (an artefact of the unconverged power
 //! iteration) and the λ_max spike.
 
-use super::claims::Scale;
 use super::claims::{Ctx, Row, Suite, SuiteOutcome, Verdict, outcome, sig, table};
 use super::paper;
 use super::probe_claims::cached;
+use super::run_key::Scale;
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
 use crate::probes::hessian::{HessianPoint, HessianReport};

@@ -1,10 +1,10 @@
 //! The linear baseline (spec §9): a two-layer linear readout of (B, z) one-hots, which cannot
 //! represent which target z selects, trained at each K; graded on its candidate loss and z-gap.
 
-use super::claims::Scale;
 use super::claims::{Ctx, Row, Suite, SuiteOutcome, Verdict, outcome, table};
 use super::paper;
 use super::probe_claims::cached_in;
+use super::run_key::Scale;
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
 use crate::probes::linear::{LinearReport, Positions, train_linear};

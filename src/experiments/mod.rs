@@ -16,6 +16,7 @@ pub mod plan;
 pub mod probe_claims;
 pub mod provenance;
 pub mod report;
+pub mod run_key;
 pub mod runner;
 pub mod scaling;
 pub mod seed_range;

@@ -3,8 +3,9 @@
 //! probes on one run) with their state on disk and the command that does each. Every executor
 //! (local, Slurm, `--list-commands` for any other scheduler) works from these units.
 
-use super::claims::{Scale, Suite};
+use super::claims::Suite;
 use super::configs::Configs;
+use super::run_key::Scale;
 use super::runner::{RunSpec, Status, status};
 use crate::error::Result;
 use crate::train::lock::holder;
@@ -153,7 +154,7 @@ impl Plan {
             let step = last.map_or(0, |r| r.step);
             let (hours_left, estimate) = match state {
                 State::Finished => (Some(0.0), String::new()),
-                _ => super::estimate::unit(&dir, &spec.name, step, cfg.train.max_steps, cfg.train.batch_size, &rates)
+                _ => super::estimate::unit(&dir, spec.key, step, cfg.train.max_steps, cfg.train.batch_size, &rates)
                     .map_or((None, String::new()), |(h, why)| (Some(h), why)),
             };
             v.push(Unit {

@@ -2,9 +2,9 @@
 //! ablation, Hessian spectra, weight displacement, the linear baseline. A probe's result is
 //! cached as `<run>/probes/<probe>.json`; a missing one is computed when the run is complete.
 
-use super::claims::Scale;
 use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, outcome, table};
 use super::paper;
+use super::run_key::{RunKey, Scale};
 use crate::error::{Error, Result};
 use crate::plot::{LinePlot, Series, bar_chart, line_plot};
 use crate::probes::ablation::AblationReport;
@@ -348,7 +348,7 @@ fn displacement_pending(ctx: &Ctx, r: &RunData) -> Result<String> {
         ),
         _ => "run or probe not complete".to_string(),
     };
-    let canonical = ctx.runs.join(format!("canonical_k{}", r.k()));
+    let canonical = ctx.runs.join(RunKey::canonical(ctx.scale, r.key.k).to_string());
     let mut ignored = 0.0;
     // Read only (never computed here): the canonical run's checkpoints are not kept.
     let early: Option<DisplacementReport> =
@@ -452,8 +452,8 @@ pub fn displacement_suite(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
             },
         ));
         if let Some(cited) = match r.k() {
-            10 if ctx.scale == super::claims::Scale::Paper => Some(paper::DISPLACEMENT_K10.value),
-            20 if ctx.scale == super::claims::Scale::Paper => Some(paper::DISPLACEMENT_K20.value),
+            10 if ctx.scale == super::run_key::Scale::Paper => Some(paper::DISPLACEMENT_K10.value),
+            20 if ctx.scale == super::run_key::Scale::Paper => Some(paper::DISPLACEMENT_K20.value),
             _ => None,
         } {
             // Phase means, drawn at the middle of each phase: plateau [0, τ/2), pre [τ/2, τ), post ≥ τ.

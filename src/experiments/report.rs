@@ -1,10 +1,10 @@
 //! The claims report: every suite's rows side by side with the paper's numbers, the seven
 //! falsified mechanisms (spec §9), per-suite details and figures → `report.md`, `report.json`.
 
-use super::claims::Scale;
 use super::claims::{Ctx, Key, Row, SuiteOutcome, Verdict, table};
 use super::plan::Plan;
 use super::provenance::{builds, provenance, segments, trained_by};
+use super::run_key::Scale;
 use super::scaling;
 use super::stats::power_law;
 use crate::error::{Error, Result};

@@ -4,6 +4,7 @@
 //! Runs execute `jobs` at a time, each on its own rayon pool (results do not depend on threads).
 
 use super::configs::Configs;
+use super::run_key::RunKey;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::train::layout::read_summary;
@@ -21,7 +22,9 @@ pub const T4_KNOWN: &str = "train.stop_not_before_t4=true";
 /// One run of a suite.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunSpec {
-    /// Directory name under the runs directory.
+    /// What the run is; analyses find it by this.
+    pub key: RunKey,
+    /// Directory name under the runs directory: the key, written out.
     pub name: String,
     /// Config file under `configs/`.
     pub config: String,
@@ -30,12 +33,12 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    pub fn new(name: impl Into<String>, config: impl Into<String>, overrides: &[&str]) -> Self {
-        RunSpec {
-            name: name.into(),
-            config: config.into(),
-            overrides: overrides.iter().map(|s| s.to_string()).collect(),
-        }
+    pub fn new(key: RunKey, config: impl Into<String>, overrides: &[&str]) -> Self {
+        Self::with(key, config, overrides.iter().map(|s| s.to_string()).collect())
+    }
+
+    pub fn with(key: RunKey, config: impl Into<String>, overrides: Vec<String>) -> Self {
+        RunSpec { key, name: key.to_string(), config: config.into(), overrides }
     }
 
     pub fn resolve(&self, configs: &Configs) -> Result<RunConfig> {
@@ -48,19 +51,10 @@ impl RunSpec {
         if s == 0 {
             return self.clone();
         }
-        let mut r = self.clone();
-        r.name = format!("{}_s{s}", self.name);
+        let mut r = RunSpec::with(self.key.with_seed(s), &self.config, self.overrides.clone());
         r.overrides.push(format!("train.init=\"seed:{}\"", 42 + s));
         r.overrides.push(format!("train.order_seed={}", 42 + s));
         r
-    }
-}
-
-/// The run a seeded run repeats (the inverse of [`RunSpec::seeded`]'s name): "lr_k20_eta3e-4" for "lr_k20_eta3e-4_s2".
-pub fn seed0_name(name: &str) -> &str {
-    match name.rsplit_once("_s") {
-        Some((base, s)) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => base,
-        _ => name,
     }
 }
 
@@ -174,19 +168,4 @@ fn run_one(
         let _ = crate::train::layout::write_failed(dir, &e.to_string());
     }
     mk(result, false)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_seeded_run_names_its_seed_0_run_and_others_are_their_own() {
-        assert_eq!(seed0_name("lr_k20_eta3e-4_s2"), "lr_k20_eta3e-4");
-        assert_eq!(seed0_name("canonical_k20_s11"), "canonical_k20");
-        assert_eq!(seed0_name("canonical_k20"), "canonical_k20");
-        assert_eq!(seed0_name("batch_k20_b128_eta5e-4"), "batch_k20_b128_eta5e-4");
-        assert_eq!(seed0_name("odd_s"), "odd_s");
-        assert_eq!(seed0_name("zlen1_k10_sx"), "zlen1_k10_sx");
-    }
 }

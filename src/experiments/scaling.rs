@@ -3,6 +3,7 @@
 
 use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, fmt_ci, outcome, table};
 use super::paper;
+use super::run_key::Family;
 use super::stats::{Fit, power_law};
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
@@ -44,7 +45,7 @@ pub struct PlateauNumbers {
 }
 
 fn is_zlen(r: &RunData) -> bool {
-    r.name.starts_with("zlen") || r.name.starts_with("ci_zlen")
+    matches!(r.key.family, Family::ZLength(_))
 }
 
 pub fn measure_plateau(runs: &[RunData]) -> PlateauNumbers {
@@ -311,7 +312,7 @@ pub fn fixed_d(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
         let (k, t) = pairs(&group, |r| r.k() as f64, |r| r.taus.t1);
         series.push(Series::points(format!("D = {d}"), k.iter().copied().zip(t.iter().copied()).collect()));
     }
-    if ctx.scale == super::claims::Scale::Paper {
+    if ctx.scale == super::run_key::Scale::Paper {
         for (d, cited) in [(10_000, &paper::FIXED_D_10K), (20_000, &paper::FIXED_D_20K)] {
             let pts = cited.value.0.iter().map(|&(k, t)| (k as f64, t)).collect();
             series.push(Series::points(format!("author's D = {d}"), pts));
@@ -364,8 +365,14 @@ mod tests {
             let mut cfg = crate::config::RunConfig::default();
             (cfg.data.k, cfg.data.n_b) = (k, 10_000 / k);
             let taus = crate::train::tau::Taus { t1, ..Default::default() };
+            let key = crate::experiments::run_key::RunKey::new(
+                crate::experiments::run_key::Scale::Paper,
+                crate::experiments::run_key::Family::FixedD(10_000),
+                k,
+            );
             RunData {
-                name: format!("k{k}"),
+                key,
+                name: key.to_string(),
                 dir: "/x".into(),
                 cfg: cfg.clone(),
                 // A finished run without T1 ran its full length.

@@ -16,12 +16,13 @@
 //! (`displacement_k10`, `displacement_k20`) train the canonical configs to the end.
 
 use super::claims::{Ctx, Suite, SuiteOutcome};
+use super::run_key::{Eta, Family, RunKey, Scale};
 use super::runner::{RunSpec, T4_KNOWN};
 use super::{asymmetry, batch, ci, d_scaling, dynamics, hessian_claims, linear_claims, probe_claims, scaling, sweeps};
 use crate::error::{Error, Result};
 
 pub const CANONICAL_K: [usize; 11] = [3, 5, 7, 10, 13, 15, 17, 20, 25, 30, 36];
-pub const LR_ETAS: [&str; 5] = ["3e-4", "5e-4", "1e-3", "2e-3", "5e-3"];
+pub const LR_ETAS: [Eta; 5] = [Eta::new(3, -4), Eta::new(5, -4), Eta::CANONICAL, Eta::new(2, -3), Eta::new(5, -3)];
 pub const BATCHES: [usize; 4] = [64, 128, 256, 512];
 pub const GROUPS: [usize; 6] = [1, 10, 50, 100, 500, 1000];
 
@@ -30,22 +31,27 @@ const TAUS_KNOWN: &str = "train.stop_after_taus=1000";
 /// The canonical run at K (paper scale).
 pub fn canonical(k: usize) -> RunSpec {
     let multiple = if k == 10 || k == 20 { "train.stop_at_t1_multiple=3.0" } else { "train.stop_at_t1_multiple=2.0" };
-    RunSpec::new(format!("canonical_k{k}"), format!("canonical_k{k}.toml"), &[multiple, T4_KNOWN])
+    RunSpec::new(RunKey::canonical(Scale::Paper, k), format!("canonical_k{k}.toml"), &[multiple, T4_KNOWN])
 }
 
-fn cfg(stem: &str, ov: &[&str]) -> RunSpec {
-    RunSpec::new(stem, format!("{stem}.toml"), ov)
+/// A run whose config file is named as the run (`lr_k20_eta3e-4.toml`).
+fn cfg(key: RunKey, ov: &[&str]) -> RunSpec {
+    RunSpec::new(key, format!("{key}.toml"), ov)
+}
+
+fn paper(family: Family, k: usize) -> RunKey {
+    RunKey::new(Scale::Paper, family, k)
 }
 
 fn paper_plateau() -> Vec<RunSpec> {
-    let mut v: Vec<RunSpec> = (1..=4).map(|z| cfg(&format!("zlen{z}_k10"), &[])).collect();
+    let mut v: Vec<RunSpec> = (1..=4).map(|z| cfg(paper(Family::ZLength(z), 10), &[])).collect();
     v.extend([3, 10, 20, 36].map(canonical));
     v
 }
 
 /// The fixed-D runs at D = `d` thousand.
 fn fixed_d_runs(d: usize) -> [RunSpec; 4] {
-    [5, 10, 20, 36].map(|k| cfg(&format!("fixed_d{d}k_k{k}"), &["train.stop_at_t1_multiple=1.2"]))
+    [5, 10, 20, 36].map(|k| cfg(paper(Family::FixedD(d * 1000), k), &["train.stop_at_t1_multiple=1.2"]))
 }
 
 fn paper_fixed_d() -> Vec<RunSpec> {
@@ -75,19 +81,26 @@ fn seeded_fixed_d() -> Vec<RunSpec> {
 }
 
 fn seeded_plateau() -> Vec<RunSpec> {
-    paper_plateau().into_iter().filter(|r| r.name != "canonical_k36").collect()
+    paper_plateau().into_iter().filter(|r| r.key != RunKey::canonical(Scale::Paper, 36)).collect()
 }
 
 /// η = 1e-3 is the canonical K = 20 run itself (spec §8 row 4: "= landauer_dense_k20").
 fn paper_lr() -> Vec<RunSpec> {
-    LR_ETAS.map(|e| if e == "1e-3" { canonical(20) } else { cfg(&format!("lr_k20_eta{e}"), &[TAUS_KNOWN]) }).to_vec()
+    LR_ETAS
+        .map(
+            |e| if e == Eta::CANONICAL { canonical(20) } else { cfg(paper(Family::Lr, 20).with_eta(e), &[TAUS_KNOWN]) },
+        )
+        .to_vec()
 }
 
 fn paper_batch() -> Vec<RunSpec> {
-    let mut v: Vec<RunSpec> =
-        [20, 36].iter().flat_map(|k| BATCHES.map(|b| cfg(&format!("batch_k{k}_b{b}"), &[TAUS_KNOWN]))).collect();
+    let mut v: Vec<RunSpec> = [20, 36]
+        .iter()
+        .flat_map(|&k| BATCHES.map(|b| cfg(paper(Family::Batch, k).with_batch(b), &[TAUS_KNOWN])))
+        .collect();
     // The matched-temperature partner of (η 1e-3, B 256): η/B is the same at (5e-4, 128).
-    v.push(RunSpec::new("batch_k20_b128_eta5e-4", "batch_k20_b128.toml", &["train.lr=5e-4", TAUS_KNOWN]));
+    let matched = paper(Family::Batch, 20).with_batch(128).with_eta(Eta::new(5, -4));
+    v.push(RunSpec::new(matched, "batch_k20_b128.toml", &["train.lr=5e-4", TAUS_KNOWN]));
     v
 }
 
@@ -103,7 +116,7 @@ pub const DISPLACEMENT_BUDGET: [&str; 2] = ["train.max_steps=50000", "train.chec
 
 fn paper_displacement() -> Vec<RunSpec> {
     [10, 20]
-        .map(|k| RunSpec::new(format!("displacement_k{k}"), format!("canonical_k{k}.toml"), &DISPLACEMENT_BUDGET))
+        .map(|k| RunSpec::new(paper(Family::Displacement, k), format!("canonical_k{k}.toml"), &DISPLACEMENT_BUDGET))
         .to_vec()
 }
 
@@ -113,16 +126,18 @@ fn paper_displacement() -> Vec<RunSpec> {
 pub const ASYMMETRY_BUDGET: [&str; 2] = ["train.max_steps=20000", "train.stop_after_lag=1000"];
 
 fn paper_asymmetry() -> Vec<RunSpec> {
-    ["bz_to_a", "a_to_b", "az_to_b"]
+    asymmetry::TASKS
         .iter()
-        .flat_map(|t| {
-            [5, 10, 20].map(|k| RunSpec::new(format!("asym_{t}_k{k}"), format!("{t}_k{k}.toml"), &ASYMMETRY_BUDGET))
+        .flat_map(|&t| {
+            [5, 10, 20].map(|k| {
+                RunSpec::new(paper(Family::Asymmetry(t), k), format!("{}_k{k}.toml", t.name()), &ASYMMETRY_BUDGET)
+            })
         })
         .collect()
 }
 
 fn paper_z_sharing() -> Vec<RunSpec> {
-    GROUPS.map(|g| cfg(&format!("zshare_g{g}_k20"), &[TAUS_KNOWN])).to_vec()
+    GROUPS.map(|g| cfg(paper(Family::ZSharing(g), 20), &[TAUS_KNOWN])).to_vec()
 }
 
 /// The linear baseline trains its own small models inside the probe (no training runs).
@@ -187,7 +202,6 @@ pub fn suite(name: &str) -> Result<&'static Suite> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::claims::Scale;
 
     #[test]
     fn an_unknown_suite_is_an_error_listing_every_valid_one() {
@@ -229,6 +243,47 @@ mod tests {
             suite("d-scaling").unwrap().runs_at_seed(Scale::Ci, 1).len(),
             suite("d-scaling").unwrap().runs(Scale::Ci).len()
         );
+    }
+
+    /// A key says what the run's config is: K, η (bit for bit), batch, seed and what its family varies.
+    #[test]
+    fn every_run_key_matches_the_config_it_resolves_to() {
+        let configs = crate::experiments::configs::Configs::from_arg(None);
+        let mut names = std::collections::BTreeMap::new();
+        let mut checked = 0;
+        for suite in SUITES.iter() {
+            for (scale, seed) in [(Scale::Paper, 0), (Scale::Paper, 2), (Scale::Ci, 0), (Scale::Ci, 1)] {
+                for spec in suite.runs_at_seed(scale, seed) {
+                    let (key, cfg) = (spec.key, spec.resolve(&configs).unwrap());
+                    let at = format!("{} ({}, seed {seed})", spec.name, suite.name);
+                    assert_eq!((key.scale, key.seed), (scale, seed), "{at}");
+                    assert_eq!(spec.name, key.to_string(), "{at}");
+                    assert_eq!((key.k, key.batch), (cfg.data.k, cfg.train.batch_size), "{at}");
+                    assert_eq!(
+                        key.eta.value().to_bits(),
+                        cfg.train.lr.to_bits(),
+                        "{at}: η {} vs {}",
+                        key.eta,
+                        cfg.train.lr
+                    );
+                    assert_eq!(cfg.train.order_seed, 42 + u64::from(seed), "{at}");
+                    match key.family {
+                        Family::ZLength(z) => assert_eq!(cfg.data.z_length, z, "{at}"),
+                        // The nominal D: n_b is D / K rounded (K = 36 at 10k: 278 base strings).
+                        Family::FixedD(d) => assert_eq!(cfg.data.n_b, (d + key.k / 2) / key.k, "{at}"),
+                        Family::Asymmetry(t) => assert_eq!(cfg.data.task, t, "{at}"),
+                        Family::Displacement => assert_eq!(cfg.train.max_steps, 50_000, "{at}"),
+                        _ => assert_eq!(cfg.data.task, crate::task::TaskKind::BzToA, "{at}"),
+                    }
+                    // One name, one run: a name two suites share is the same spec.
+                    if let Some(other) = names.insert(spec.name.clone(), spec.clone()) {
+                        assert_eq!(other, spec, "{at}: two runs under one name");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 150, "{checked}");
     }
 
     #[test]

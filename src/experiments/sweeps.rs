@@ -1,9 +1,9 @@
 //! The learning-rate sweep (spec §8 row 4): T3 and T1 against η. It reads the runs as they
 //! stand and grades the claim (the batch sweep is `batch.rs`).
 
-use super::claims::Scale;
 use super::claims::{Ctx, Key, Row, RunData, Suite, SuiteOutcome, Verdict, fmt_ci, outcome, table};
 use super::paper;
+use super::run_key::{Eta, Scale};
 use super::scaling::{SEED, pairs};
 use super::stats::power_law;
 use crate::error::Result;
@@ -37,22 +37,25 @@ pub fn t3_ratio_verdict(ratio: f64) -> Verdict {
 /// within a factor 1.5) when `paper_measures` it, else a finding (direction only: the paper has no figure).
 fn eta_ratio_row(
     runs: &[RunData],
-    (lo, hi): (f64, f64),
+    (lo, hi): (Eta, Eta),
     (name, tau, paper_measures): (&str, Tau, bool),
     (claim, paper, why): (&str, &str, &str),
 ) -> Row {
-    let at = |e: f64| runs.iter().find(|r| (r.cfg.train.lr / e - 1.0).abs() < 1e-9).and_then(tau);
+    let at = |e: Eta| runs.iter().find(|r| r.key.eta == e).and_then(tau);
     match (at(lo), at(hi)) {
         (Some(a), Some(b)) => {
             let ratio = b as f64 / a as f64;
             let row = Row::new(
                 claim,
                 paper,
-                format!("{name}({hi:e}) / {name}({lo:e}) = {b} / {a} = {ratio:.2}× over a {:.1}× η range", hi / lo),
+                format!(
+                    "{name}({hi}) / {name}({lo}) = {b} / {a} = {ratio:.2}× over a {:.1}× η range",
+                    hi.value() / lo.value()
+                ),
                 if paper_measures { t3_ratio_verdict(ratio) } else { Verdict::finding(ratio > 1.2) },
                 why,
             )
-            .with("eta", [lo, hi])
+            .with("eta", [lo.value(), hi.value()])
             .with(name, [a, b])
             .with("ratio", ratio)
             .with("paper_ratio", paper_measures.then_some(paper::LR_T3_RATIO.value));
@@ -118,8 +121,10 @@ fn lr_plot(runs: &[RunData], (eta, t3): (&[f64], &[f64]), (eta1, t1): (&[f64], &
 /// T3 and T1 at the paper's pair of η (2e-3 over 3e-4; at ci scale the largest over the smallest).
 fn ratio_rows(runs: &[RunData], scale: Scale) -> Vec<Row> {
     let pair = match scale {
-        Scale::Paper => (3e-4, 2e-3),
-        Scale::Ci => (runs.first().map_or(0.0, |r| r.cfg.train.lr), runs.last().map_or(0.0, |r| r.cfg.train.lr)),
+        Scale::Paper => (Eta::new(3, -4), Eta::new(2, -3)),
+        Scale::Ci => {
+            (runs.first().map_or(Eta::CANONICAL, |r| r.key.eta), runs.last().map_or(Eta::CANONICAL, |r| r.key.eta))
+        }
     };
     let t3 = eta_ratio_row(
         runs,
