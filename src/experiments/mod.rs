@@ -7,6 +7,7 @@ pub mod ci;
 pub mod claims;
 pub mod configs;
 pub mod d_scaling;
+pub mod displacement_claims;
 pub mod dynamics;
 pub mod estimate;
 pub mod hessian_claims;

@@ -4,13 +4,12 @@
 
 use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, outcome, table};
 use super::paper;
-use super::run_key::{RunKey, Scale};
+use super::run_key::Scale;
 use crate::error::{Error, Result};
 use crate::plot::{LinePlot, Series, bar_chart, line_plot};
 use crate::probes::ablation::AblationReport;
-use crate::probes::displacement::DisplacementReport;
 use crate::probes::snap::{SnapPoint, SnapReport};
-use crate::probes::{RunView, ablation, displacement, snap};
+use crate::probes::{RunView, ablation, snap};
 use crate::train::layout;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -88,15 +87,6 @@ fn snap_groups(scale: Scale) -> usize {
 
 /// Collective: fewer than 20% of groups learned at τ/2 and at least 30 points more by 1.5τ;
 /// replicated when the 10%→80% window is also at most 0.8τ (the paper's is ≤ 0.55τ).
-/// Random walk then coherent descent: the post-τ cosine above the plateau's; replicated when the
-/// plateau's is below 0.3 and the rise over 0.2. A phase that was not measured fails the claim.
-pub fn displacement_verdict(plateau: Option<f64>, post: Option<f64>) -> Verdict {
-    match (plateau, post) {
-        (Some(pc), Some(oc)) => Verdict::grade(oc > pc, pc < 0.3 && oc - pc > 0.2),
-        _ => Verdict::NotReplicated,
-    }
-}
-
 pub fn snap_verdict(at_half: f64, at_late: f64, window: Option<f64>) -> Verdict {
     let direction = at_half < 0.2 && at_late > at_half + 0.3;
     Verdict::grade(direction, direction && window.is_some_and(|w| w <= 0.8))
@@ -336,163 +326,6 @@ pub fn ablation_suite(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
     Ok(o)
 }
 
-/// Why a displacement row is not graded yet: at paper scale, the 50,000-step run's progress and
-/// what the canonical run (stopped at 3·T1, too few post-transition displacements) showed.
-fn displacement_pending(ctx: &Ctx, r: &RunData) -> Result<String> {
-    let at = r.records.last().map_or(0, |x| x.step);
-    let mut why = match (r.complete, ctx.scale) {
-        (false, Scale::Paper) => format!(
-            "graded on the run {}, trained to the author's 50,000 steps (≈ 200 post-transition displacements): {}",
-            r.name,
-            if at == 0 { "not trained yet".to_string() } else { format!("at step {at}") }
-        ),
-        _ => "run or probe not complete".to_string(),
-    };
-    let canonical = ctx.runs.join(RunKey::canonical(ctx.scale, r.key.k).to_string());
-    let mut ignored = 0.0;
-    // Read only (never computed here): the canonical run's checkpoints are not kept.
-    let early: Option<DisplacementReport> =
-        cached_in(&canonical, "displacement", "canonical", false, &mut ignored, || {
-            Err(Error::other("the canonical run's displacement is read, not computed"))
-        })?;
-    if let (Scale::Paper, Some(rep)) = (ctx.scale, early) {
-        let ph = |n: &str| rep.phases.iter().find(|p| p.phase == n).map_or((None, 0), |p| (p.cosine_mean, p.n));
-        let c = |(x, n): (Option<f64>, usize)| x.map_or("–".into(), |x| format!("{x:+.3} (n {n})"));
-        why += &format!(
-            "; not graded: the canonical run, stopped at 3·T1, gives cos plateau {}, pre {}, post {}",
-            c(ph("plateau")),
-            c(ph("pre-transition")),
-            c(ph("post"))
-        );
-    }
-    Ok(why)
-}
-
-/// The displacement report over the whole run: one written part way through (a run trained
-/// across sessions) is continued from the run's remaining checkpoints when probing is allowed.
-/// Err: why a report on disk cannot be graded.
-fn finished_displacement(
-    ctx: &Ctx,
-    r: &RunData,
-    secs: &mut f64,
-) -> Result<Option<std::result::Result<DisplacementReport, String>>> {
-    let Some(rep) = cached(ctx, r, "displacement", secs, displacement::run_displacement)? else { return Ok(None) };
-    let mut rep: DisplacementReport = rep;
-    let last = r.records.last().map_or(0, |x| x.step);
-    if !rep.reaches(last) {
-        if !ctx.probe_allowed(&r.name) {
-            return Ok(None);
-        }
-        let t0 = std::time::Instant::now();
-        rep = displacement::run_displacement(&RunView::open(&r.dir)?)?;
-        *secs += t0.elapsed().as_secs_f64();
-    }
-    if !rep.starts_at_the_beginning() {
-        let first = rep.points.first().map_or(0, |p| p.step);
-        return Ok(Some(Err(format!(
-            "the displacement points of {} start at step {first}, not at the run's beginning (its early \
-             checkpoints are gone and no earlier report holds them): train it again",
-            r.name
-        ))));
-    }
-    Ok(Some(Ok(rep)))
-}
-
-pub fn displacement_suite(ctx: &Ctx, suite: &Suite) -> Result<SuiteOutcome> {
-    let runs = ctx.load(suite)?;
-    let mut secs = 0.0;
-    let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
-    for r in &runs {
-        let paper = match r.k() {
-            10 => paper::DISPLACEMENT_K10.quote,
-            20 => paper::DISPLACEMENT_K20.quote,
-            _ => "cos ≈ 0.04 on the plateau → ≈ 0.8 at τ",
-        };
-        let claim = format!("Random walk on the plateau, then coherent descent (K = {})", r.k());
-        let rep = match finished_displacement(ctx, r, &mut secs)? {
-            Some(Ok(rep)) => rep,
-            Some(Err(why)) => {
-                rows.push(Row::incomplete(&claim, paper, why));
-                continue;
-            }
-            None => {
-                rows.push(Row::incomplete(&claim, paper, displacement_pending(ctx, r)?));
-                continue;
-            }
-        };
-        let ph = |n: &str| rep.phases.iter().find(|p| p.phase == n).map_or((None, 0), |p| (p.cosine_mean, p.n));
-        let ((pc, pn), (qc, qn), (oc, on)) = (ph("plateau"), ph("pre-transition"), ph("post"));
-        let c = |x: Option<f64>| x.map_or("–".into(), |x| format!("{x:+.3}"));
-        rows.push(
-            Row::new(
-                &claim,
-                paper,
-                format!(
-                    "cos: plateau {} (n {pn}), pre {} (n {qn}), post {} (n {on}); τ = {} ({})",
-                    c(pc),
-                    c(qc),
-                    c(oc),
-                    rep.tau.map_or("–".into(), |t| t.to_string()),
-                    rep.tau_definition
-                ),
-                displacement_verdict(pc, oc),
-                "cosine between consecutive 200-step weight displacements, phase means; replicated: plateau < 0.3 and \
-             post above it by > 0.2, differs: post > plateau; a phase without displacements cannot show the claim",
-            )
-            .with("cosine", [pc, qc, oc])
-            .with("n", [pn, qn, on]),
-        );
-        series.push(Series::line(
-            format!("K = {}", r.k()),
-            match rep.tau {
-                Some(tau) => {
-                    rep.points.iter().filter_map(|p| p.cosine.map(|c| (p.step as f64 / tau as f64, c))).collect()
-                }
-                None => vec![],
-            },
-        ));
-        if let Some(cited) = match r.k() {
-            10 if ctx.scale == super::run_key::Scale::Paper => Some(paper::DISPLACEMENT_K10.value),
-            20 if ctx.scale == super::run_key::Scale::Paper => Some(paper::DISPLACEMENT_K20.value),
-            _ => None,
-        } {
-            // Phase means, drawn at the middle of each phase: plateau [0, τ/2), pre [τ/2, τ), post ≥ τ.
-            let x = |phase: &str| match phase {
-                "plateau" => 0.25,
-                "pre" => 0.75,
-                _ => 1.5,
-            };
-            let pts = cited.iter().map(|&(phase, c)| (x(phase), c)).collect();
-            series.push(Series::points(format!("K = {}: author's phase means", r.k()), pts));
-        }
-        for p in &rep.phases {
-            detail.push(vec![
-                r.k().to_string(),
-                p.phase.clone(),
-                p.n.to_string(),
-                p.norm_mean.map_or("–".into(), |x| format!("{x:.3}")),
-                p.cosine_mean.map_or("–".into(), |x| format!("{x:+.3}")),
-            ]);
-        }
-        data.push(json!({"k": r.k(), "report": rep}));
-    }
-    let p = LinePlot {
-        title: "Direction consistency of 200-step weight displacements".into(),
-        x_label: "step / τ (T2)".into(),
-        y_label: "cos(Δ_t, Δ_{t−200})".into(),
-        series,
-        hlines: vec![(0.0, "0".into())],
-        vlines: vec![(0.5, "τ/2".into()), (1.0, "τ".into())],
-        ..Default::default()
-    };
-    let figures = vec![ctx.figure("displacement.svg", &line_plot(&p)?)?];
-    let mut o =
-        outcome("displacement", &runs, rows, figures, table(&["K", "phase", "n", "‖Δ‖ mean", "cos mean"], &detail));
-    o.data = json!(data);
-    o.compute_seconds += secs;
-    Ok(o)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -531,15 +364,5 @@ mod tests {
         assert_eq!(snap_verdict(0.25, 0.99, Some(0.3)), Verdict::NotReplicated, "a quarter learned by τ/2");
         assert_eq!(snap_verdict(0.1, 0.35, Some(0.3)), Verdict::NotReplicated, "no rise");
         assert_eq!(grade_snap("c", "p", None, &[]).verdict, Verdict::Incomplete, "no points is no verdict, not no row");
-    }
-
-    #[test]
-    fn displacement_needs_both_phases_and_a_rise() {
-        assert_eq!(displacement_verdict(Some(0.05), Some(0.8)), Verdict::Replicated);
-        assert_eq!(displacement_verdict(Some(0.35), Some(0.8)), Verdict::Differs);
-        assert_eq!(displacement_verdict(Some(0.05), Some(0.2)), Verdict::Differs);
-        assert_eq!(displacement_verdict(Some(0.5), Some(0.4)), Verdict::NotReplicated);
-        assert_eq!(displacement_verdict(None, Some(0.8)), Verdict::NotReplicated);
-        assert_eq!(displacement_verdict(Some(0.05), None), Verdict::NotReplicated);
     }
 }

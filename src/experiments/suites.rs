@@ -18,7 +18,10 @@
 use super::claims::{Ctx, Suite, SuiteOutcome};
 use super::run_key::{Eta, Family, RunKey, Scale};
 use super::runner::{RunSpec, T4_KNOWN};
-use super::{asymmetry, batch, ci, d_scaling, dynamics, hessian_claims, linear_claims, probe_claims, scaling, sweeps};
+use super::{
+    asymmetry, batch, ci, d_scaling, displacement_claims, dynamics, hessian_claims, linear_claims, probe_claims,
+    scaling, sweeps,
+};
 use crate::error::{Error, Result};
 
 pub const CANONICAL_K: [usize; 11] = [3, 5, 7, 10, 13, 15, 17, 20, 25, 30, 36];
@@ -162,7 +165,7 @@ pub static SUITES: [Suite; 13] = [
     suite_entry("snap", paper_probed, ci::probed, Some(paper_probed), probe_claims::snap_suite, true),
     suite_entry("ablation", paper_probed, ci::probed, Some(paper_probed), probe_claims::ablation_suite, true),
     suite_entry("hessian", paper_probed, ci::probed, Some(paper_probed), hessian_claims::hessian_suite, true),
-    suite_entry("displacement", paper_displacement, ci::probed, None, probe_claims::displacement_suite, true),
+    suite_entry("displacement", paper_displacement, ci::probed, None, displacement_claims::displacement_suite, true),
     suite_entry(
         "dz-lead",
         paper_canonical_sweep,

@@ -11,7 +11,7 @@ impl Scalar for f32 {
         super::gemm::run(p)
     }
     const DTYPE: Dtype = Dtype::F32;
-    const NAME: &'static str = "f32";
+    const NAME: &'static str = Dtype::F32.name();
     #[inline(always)]
     fn from_f64(x: f64) -> Self {
         x as f32
@@ -84,7 +84,7 @@ impl Scalar for f64 {
         super::gemm::run(p)
     }
     const DTYPE: Dtype = Dtype::F64;
-    const NAME: &'static str = "f64";
+    const NAME: &'static str = Dtype::F64.name();
     #[inline(always)]
     fn from_f64(x: f64) -> Self {
         x

@@ -19,7 +19,7 @@ impl Dtype {
     /// Every dtype, in the order the command line lists them.
     pub const ALL: [Dtype; 2] = [Dtype::F32, Dtype::F64];
 
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Dtype::F32 => "f32",
             Dtype::F64 => "f64",
@@ -85,7 +85,7 @@ pub trait Scalar:
 {
     /// Dtype of the primal value when stored.
     const DTYPE: Dtype;
-    /// Human-readable name (`f32`, `f64`, `dual64`).
+    /// Human-readable name: the stored dtype's for `f32` and `f64`, `dual64` for the dual.
     const NAME: &'static str;
 
     /// Round an f64 to this type (round-to-nearest for f32; the tangent of a dual is 0).
