@@ -122,7 +122,20 @@ impl DataConfig {
 
     /// Check every parameter; errors name the field and the allowed range.
     pub fn validate(&self) -> Result<()> {
-        let cap = |len: usize| 36u128.saturating_pow(len as u32);
+        self.validate_lengths()?;
+        self.validate_k()?;
+        self.validate_n_b()?;
+        self.validate_selectors()?;
+        if !(0.0..=1.0).contains(&self.label_noise_prob) {
+            return Err(Error::config("data.label_noise_prob", format!("{} (allowed 0..=1)", self.label_noise_prob)));
+        }
+        if !(0.0..1.0).contains(&self.probe_fraction) {
+            return Err(Error::config("data.probe_fraction", format!("{} (allowed 0 ≤ p < 1)", self.probe_fraction)));
+        }
+        Ok(())
+    }
+
+    fn validate_lengths(&self) -> Result<()> {
         if !(1..=8).contains(&self.b_length) {
             return Err(Error::config("data.b_length", format!("{} (allowed 1..=8)", self.b_length)));
         }
@@ -133,6 +146,10 @@ impl DataConfig {
         if !(1..=4).contains(&self.z_length) {
             return Err(Error::config("data.z_length", format!("{} (allowed 1..=4)", self.z_length)));
         }
+        Ok(())
+    }
+
+    fn validate_k(&self) -> Result<()> {
         let max_k = if self.unique_prefixes() { 36usize.pow(self.prefix_length as u32) } else { 1000 };
         if self.k == 0 || self.k > max_k {
             let why = if self.unique_prefixes() {
@@ -149,6 +166,12 @@ impl DataConfig {
         if self.unique_prefixes() && !(1..=2).contains(&self.prefix_length) {
             return Err(Error::config("data.prefix_length", format!("{} (allowed 1..=2)", self.prefix_length)));
         }
+        Ok(())
+    }
+
+    /// n_b B strings of their length, and K·n_b globally unique targets.
+    fn validate_n_b(&self) -> Result<()> {
+        let cap = |len: usize| 36u128.saturating_pow(len as u32);
         let b_cap = cap(self.b_length).min(MAX_N_B as u128) as usize;
         if self.n_b == 0 || self.n_b > b_cap {
             return Err(Error::config(
@@ -190,6 +213,10 @@ impl DataConfig {
                 ));
             }
         }
+        Ok(())
+    }
+
+    fn validate_selectors(&self) -> Result<()> {
         if self.z_sharing == ZSharing::Supergroup && !(1..=self.n_b).contains(&self.n_supergroups) {
             return Err(Error::config(
                 "data.n_supergroups",
@@ -208,16 +235,10 @@ impl DataConfig {
                     self.n_z_sets(),
                     2 * self.k * self.n_z_sets(),
                     self.z_length,
-                    cap(self.z_length),
+                    36u128.saturating_pow(self.z_length as u32),
                     self.effective_z_length()
                 ),
             ));
-        }
-        if !(0.0..=1.0).contains(&self.label_noise_prob) {
-            return Err(Error::config("data.label_noise_prob", format!("{} (allowed 0..=1)", self.label_noise_prob)));
-        }
-        if !(0.0..1.0).contains(&self.probe_fraction) {
-            return Err(Error::config("data.probe_fraction", format!("{} (allowed 0 ≤ p < 1)", self.probe_fraction)));
         }
         Ok(())
     }
