@@ -90,11 +90,14 @@ probe_seed_run() {
   for p in "${probes[@]}"; do [ -f "$run/probes/$p.json" ] || missing+=("$p"); done
   [ ${#missing[@]} -gt 0 ] || return 0
   if [ ! -f "$run/summary.json" ] || [ -z "$(ls "$run/checkpoints" 2>/dev/null)" ]; then
+    # The other queue may be training it: never delete a run whose lock is fresh (heartbeat < 2 min).
+    if [ -n "$(find "$run.lock" -mmin -2 2>/dev/null)" ]; then echo "$name: trained by the other queue" >&2; return 0; fi
     mkdir -p "$run.probes"; [ -d "$run/probes" ] && cp "$run"/probes/* "$run.probes/"
     rm -rf "$run"
     nice -n 19 "$BIN" replicate d-scaling --scale paper --out "$WORK" --seeds 3 --only "$name" \
       --runs-only --jobs 1 --threads 1 || return 0
-    mkdir -p "$run/probes"; cp "$run.probes"/* "$run/probes/" 2>/dev/null; rm -rf "$run.probes"
+    # No earlier probe results is the usual case: an empty glob must not end the queue (set -e).
+    mkdir -p "$run/probes"; cp "$run.probes"/* "$run/probes/" 2>/dev/null || true; rm -rf "$run.probes"
   fi
   # Every record but its wall-clock fields (the last ones of each line) must be the committed run's.
   local untimed='s/,"wall_time_s".*//'
