@@ -181,3 +181,38 @@ fn displacement_continues_an_earlier_report_to_the_same_bits() {
     assert!(late.reaches(1200) && !late.starts_at_the_beginning());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The Hessian probe, stopped part way (a session's end), continues from its partial file: the
+/// points it keeps are not computed again, and the result has the bits of one pass.
+#[test]
+fn hessian_continues_its_partial_result_to_the_same_bits() {
+    use windtunnel::probes::hessian::{HessianReport, run_hessian};
+    let dir = tmp("hessian");
+    small_run(&dir);
+    let view = RunView::open(&dir).unwrap();
+    let steps = vec![0, 200, 400];
+    let one_pass = run_hessian(&view, Some(steps.clone()), 32, 8, &mut |_| {}).unwrap();
+    let untimed = |r: &HessianReport| {
+        let mut r = r.clone();
+        r.points.iter_mut().for_each(|p| p.seconds = 0.0);
+        serde_json::to_string(&r).unwrap()
+    };
+    let partial = |batch_size, n: usize| {
+        let mut points = one_pass.points[..n].to_vec();
+        points.iter_mut().for_each(|p| p.seconds = -1.0); // marks a point that was kept
+        let r = HessianReport { tau_t1: one_pass.tau_t1, batch_size, points };
+        std::fs::write(dir.join("probes/hessian.partial.json"), serde_json::to_string(&r).unwrap()).unwrap();
+    };
+    partial(32, 2);
+    let continued = run_hessian(&view, Some(steps.clone()), 32, 8, &mut |_| {}).unwrap();
+    let kept: Vec<bool> = continued.points.iter().map(|p| p.seconds == -1.0).collect();
+    assert_eq!(kept, [true, true, false]);
+    assert_eq!(untimed(&continued), untimed(&one_pass));
+    assert!(!dir.join("probes/hessian.partial.json").exists(), "the complete result replaces it");
+    // A partial result of another batch size is computed again.
+    partial(16, 2);
+    let other = run_hessian(&view, Some(steps), 32, 8, &mut |_| {}).unwrap();
+    assert!(other.points.iter().all(|p| p.seconds >= 0.0));
+    assert_eq!(untimed(&other), untimed(&one_pass));
+    std::fs::remove_dir_all(&dir).ok();
+}

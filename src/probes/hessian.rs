@@ -113,6 +113,24 @@ pub fn hessian_at(run: &RunView, step: u64, batch_size: usize, lanczos_steps: us
     })
 }
 
+/// The points of an interrupted run of the probe (`hessian.partial.json`) that this one would
+/// compute again: the same τ, batch and Lanczos length, at the first of the same steps. Each point
+/// depends only on its checkpoint, so continuing gives the bits of one pass (`seconds` aside).
+fn earlier_points(
+    run: &RunView,
+    tau: u64,
+    batch_size: usize,
+    lanczos_steps: usize,
+    steps: &[u64],
+) -> Result<Vec<HessianPoint>> {
+    let Some(partial) = run.read_json::<HessianReport>("hessian.partial")? else { return Ok(vec![]) };
+    if partial.tau_t1 != tau || partial.batch_size != batch_size {
+        return Ok(vec![]);
+    }
+    let same = |(p, &s): (&HessianPoint, &u64)| p.step == s && p.lanczos_steps == lanczos_steps;
+    Ok(partial.points.iter().zip(steps).take_while(|&x| same(x)).map(|(p, _)| p.clone()).collect())
+}
+
 pub fn run_hessian(
     run: &RunView,
     steps: Option<Vec<u64>>,
@@ -122,8 +140,8 @@ pub fn run_hessian(
 ) -> Result<HessianReport> {
     let tau = run.t1("hessian")?;
     let steps = steps.unwrap_or_else(|| schedule(run, tau));
-    let mut points = vec![];
-    for (i, &s) in steps.iter().enumerate() {
+    let mut points = earlier_points(run, tau, batch_size, lanczos_steps, &steps)?;
+    for (i, &s) in steps.iter().enumerate().skip(points.len()) {
         run.note_checkpoint("hessian", i, steps.len(), s);
         let p = hessian_at(run, s, batch_size, lanczos_steps, tau)?;
         on_point(&p);
