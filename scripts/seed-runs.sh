@@ -32,7 +32,9 @@ ASYM=$(for t in bz_to_a a_to_b az_to_b; do for k in 5 10 20; do echo "asym_${t}_
 ASYM_S0="asymmetry:$(echo $ASYM | tr ' ' ,)"
 ASYM_SEEDS="asymmetry:$(seeded $ASYM)"
 QUEUE_A="$ASYM_S0 displacement:10 probes:canonical_k10_s1 probes:canonical_k20_s1 lr:$(seeded lr_k20_eta3e-4 lr_k20_eta5e-4 lr_k20_eta2e-3 lr_k20_eta5e-3)"
-QUEUE_B="$ASYM_S0 displacement:20 probes:canonical_k10_s2 probes:canonical_k20_s2 plateau:$(seeded zlen1_k10 zlen2_k10 zlen3_k10 zlen4_k10) batch:$(seeded batch_k20_b128 batch_k20_b256 batch_k20_b512 batch_k20_b64 batch_k20_b128_eta5e-4 batch_k36_b128 batch_k36_b256 batch_k36_b512 batch_k36_b64) $ASYM_SEEDS"
+# The rows that differ or are not replicated first (probes, LR, batch, asymmetry); the plateau
+# suite's z-length seeds last (its rows replicate at seed 0).
+QUEUE_B="$ASYM_S0 displacement:20 probes:canonical_k10_s2 probes:canonical_k20_s2 batch:$(seeded batch_k20_b128 batch_k20_b256 batch_k20_b512 batch_k20_b64 batch_k20_b128_eta5e-4 batch_k36_b128 batch_k36_b256 batch_k36_b512 batch_k36_b64) $ASYM_SEEDS plateau:$(seeded zlen1_k10 zlen2_k10 zlen3_k10 zlen4_k10)"
 
 build() {
   cargo build --release --quiet   # $PROBE
