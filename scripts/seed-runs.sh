@@ -135,6 +135,7 @@ case "${1:-}" in
     # The queues first (else each would start its next run), then the runs they train.
     pkill -f "seed-runs.sh start" || true
     pkill -f "pinned-$PIN/release/windtunnel (replicate|train)" || true
+    pkill -f "$PROBE (replicate|probe)" || true   # the seed runs' probes (the Hessian keeps its points)
     sleep 2
     mkdir -p "$SAVED/paper/runs"
     for run in "$WORK"/paper/runs/*/; do
@@ -157,7 +158,7 @@ case "${1:-}" in
   status)
     for run in "$SAVED"/paper/runs/*/; do
       [ -d "$run" ] || continue
-      last=$(tail -n1 "$run/metrics.jsonl" 2>/dev/null | sed 's/.*"step":\([0-9]*\).*/\1/;s/,.*//')
+      last=$(tail -n1 "$run/metrics.jsonl" 2>/dev/null | sed 's/.*"step":\([0-9]*\).*/\1/;s/,.*//' || true)
       if [ -f "$run/summary.json" ]; then s=finished
       elif [ ! -f "$run/config.toml" ]; then s="probed: $(cd "$run/probes" && ls *.json | sed 's/.json//' | paste -sd' ')"
       else s="at step ${last:-0}"; fi
