@@ -33,6 +33,8 @@ def main():
     p.add_argument("--data", help="safetensors with tokens/labels [D, T] (windtunnel data --out-tensors)")
     p.add_argument("--kernels", action="store_true",
                    help="time torch.matmul at the model's product shapes (as windtunnel bench --kernels)")
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the forward and loss (the backward through AOTAutograd; AdamW eager)")
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
@@ -52,14 +54,20 @@ def main():
         labels_all = torch.full_like(tokens_all, -100)
         labels_all[:, 11:] = tokens_all[:, 11:]
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+
+    def step_loss(tokens, labels):
+        logits = model(tokens)
+        return F.cross_entropy(logits[:, :-1].reshape(-1, 40), labels[:, 1:].reshape(-1), ignore_index=-100)
+
+    if a.compile:
+        step_loss = torch.compile(step_loss)
     times = []
     for i in range(a.warmup + a.steps):
         idx = torch.randint(0, tokens_all.shape[0], (a.batch_size,))
         tokens, labels = tokens_all[idx], labels_all[idx]
         t0 = time.perf_counter()
         opt.zero_grad()
-        logits = model(tokens)
-        loss = F.cross_entropy(logits[:, :-1].reshape(-1, 40), labels[:, 1:].reshape(-1), ignore_index=-100)
+        loss = step_loss(tokens, labels)
         loss.backward()
         _ = sum(p.grad.data.norm() ** 2 for p in model.parameters()).item()
         opt.step()
@@ -67,7 +75,7 @@ def main():
             times.append(time.perf_counter() - t0)
     med = statistics.median(times)
     flops = 6.0 * N_PARAMS * a.batch_size * tokens_all.shape[1]
-    out = {"impl": "pytorch+transformer_lens", "torch": torch.__version__, "dtype": a.dtype, "batch_size": a.batch_size,
+    out = {"impl": "pytorch+transformer_lens" + (" torch.compile" if a.compile else ""), "torch": torch.__version__, "dtype": a.dtype, "batch_size": a.batch_size,
            "threads": a.threads, "steps": a.steps, "median_ms": med * 1e3, "mean_ms": statistics.mean(times) * 1e3,
            "gflop_per_step": flops / 1e9, "gflops": flops / med / 1e9, "steps_per_s": 1.0 / med}
     if a.json:

@@ -3,28 +3,41 @@
 # medians): the canonical training step (f32/f64 at batch 128 and 512) and the matrix products
 # at the model's shapes (windtunnel's kernel vs torch.matmul). Not part of CI (needs Python).
 #   scripts/bench-vs-torch.sh [python]        # default python: python/.venv/bin/python or python3
+# Beside PyTorch eager: torch.compile (python/bench_torch.py --compile) and JAX jit
+# (python/bench_jax.py). STEPS_ONLY=1 skips the matrix products.
 # Run it on an otherwise idle machine: both sides are timed in wall-clock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${1:-$( [ -x python/.venv/bin/python ] && echo python/.venv/bin/python || echo python3 )}
 STEPS=${STEPS:-30}
-cargo build --release --quiet
-WT=target/release/windtunnel
+if [ -z "${WT:-}" ]; then   # WT=path/to/windtunnel times that binary instead of building one
+  cargo build --release --quiet
+  WT=target/release/windtunnel
+fi
 json() { "$PY" -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 "$WT" bench --kernels --steps 1 --warmup 0 --json | json '"cpu: %s | kernels: %s | arithmetic v%s" % (d["cpu"], d["kernels"], d["arithmetic"])'
 echo
-echo "== training step (forward, backward, AdamW, eval every 50 amortised)"
-printf "%-5s %6s %14s %14s %8s %14s\n" dtype batch "windtunnel ms" "pytorch ms" ratio "useful GFLOP/s"
+echo "== training step (forward, backward, AdamW; windtunnel amortises an eval every 50), median ms"
+echo "   1 thread: every implementation pinned to core 0 (taskset), so XLA's pool has one core too"
+printf "%-5s %6s %3s %11s %9s %9s %9s %8s %8s %8s %8s\n" dtype batch thr windtunnel pytorch compile jax "vs pt" "vs comp" "vs jax" "GFLOP/s"
+ms() { json 'd["median_ms"]'; }
 for dtype in f32 f64; do
   for b in 128 512; do
-    w=$("$WT" bench --dtype "$dtype" --batch-size "$b" --steps "$STEPS" --json)
-    wt=$(echo "$w" | json 'd["median_ms"]')
-    useful=$(echo "$w" | json '"%.1f" % d["useful_gflops"]')
-    pt=$(RAYON_NUM_THREADS=2 "$PY" python/bench_torch.py --dtype "$dtype" --batch-size "$b" --steps "$STEPS" --threads 2 --json \
-         | json 'd["median_ms"]')
-    printf "%-5s %6s %14.1f %14.1f %7.2fx %14s\n" "$dtype" "$b" "$wt" "$pt" "$(echo "$pt / $wt" | bc -l)" "$useful"
+    for thr in 1 2; do
+      pin=(); [ "$thr" = 1 ] && pin=(taskset -c 0)
+      w=$(RAYON_NUM_THREADS=$thr "${pin[@]}" "$WT" bench --dtype "$dtype" --batch-size "$b" --steps "$STEPS" --json)
+      wt=$(echo "$w" | ms)
+      useful=$(echo "$w" | json '"%.1f" % d["useful_gflops"]')
+      pt=$("${pin[@]}" "$PY" python/bench_torch.py --dtype "$dtype" --batch-size "$b" --steps "$STEPS" --threads "$thr" --json | ms)
+      tc=$("${pin[@]}" "$PY" python/bench_torch.py --compile --warmup 8 --dtype "$dtype" --batch-size "$b" --steps "$STEPS" \
+           --threads "$thr" --json 2>/dev/null | ms)
+      jx=$("${pin[@]}" "$PY" python/bench_jax.py --dtype "$dtype" --batch-size "$b" --steps "$STEPS" --json 2>/dev/null | ms)
+      printf "%-5s %6s %3s %11.1f %9.1f %9.1f %9.1f %7.2fx %7.2fx %7.2fx %8s\n" "$dtype" "$b" "$thr" "$wt" "$pt" "$tc" "$jx" \
+        "$(echo "$pt / $wt" | bc -l)" "$(echo "$tc / $wt" | bc -l)" "$(echo "$jx / $wt" | bc -l)" "$useful"
+    done
   done
 done
+[ -n "${STEPS_ONLY:-}" ] && exit 0
 echo
 echo "== matrix products at the model's shapes, batch 128 (GFLOP/s; ratio = windtunnel / torch.matmul)"
 printf "%-5s %-22s %18s %12s %12s %7s\n" dtype product "m×k×n" windtunnel torch ratio

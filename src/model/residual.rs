@@ -1,7 +1,7 @@
 //! The residual stream's data movement: elementwise adds and the row gathers/scatters of the
 //! last block, which runs only at the output positions.
 
-use crate::numerics::Scalar;
+use crate::numerics::{Scalar, simd};
 use rayon::prelude::*;
 
 /// Elements per task for elementwise residual additions (fixed).
@@ -10,9 +10,15 @@ const ADD_CHUNK: usize = 8192;
 /// out = x + y elementwise.
 pub(crate) fn add<S: Scalar>(out: &mut [S], x: &[S], y: &[S]) {
     out.par_chunks_mut(ADD_CHUNK).zip(x.par_chunks(ADD_CHUNK)).zip(y.par_chunks(ADD_CHUNK)).for_each(|((o, x), y)| {
-        for i in 0..o.len() {
-            o[i] = x[i] + y[i];
-        }
+        simd::dispatch(
+            #[inline(always)]
+            || {
+                let (x, y) = (&x[..o.len()], &y[..o.len()]);
+                for i in 0..o.len() {
+                    o[i] = x[i] + y[i];
+                }
+            },
+        )
     });
 }
 

@@ -60,13 +60,21 @@ pub fn transpose<S: Scalar>(dst: &mut [S], src: &[S], rows: usize, cols: usize) 
 pub fn sum_rows_into<S: Scalar>(db: &mut [S], dy: &[S], rows: usize, n: usize) {
     assert_eq!(db.len(), n);
     assert_eq!(dy.len(), rows * n);
-    let mut acc = vec![S::zero(); n];
-    for p in 0..rows {
-        let row = &dy[p * n..(p + 1) * n];
-        for (s, &v) in acc.iter_mut().zip(row) {
-            *s += v;
-        }
+    if n == 0 {
+        return;
     }
+    let mut acc = vec![S::zero(); n];
+    // Vectorised across columns only: each column's sum keeps its row order.
+    super::simd::dispatch(
+        #[inline(always)]
+        || {
+            for row in dy.chunks_exact(n) {
+                for (s, &v) in acc.iter_mut().zip(row) {
+                    *s += v;
+                }
+            }
+        },
+    );
     for (d, s) in db.iter_mut().zip(acc) {
         *d += s;
     }

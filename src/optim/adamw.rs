@@ -13,7 +13,7 @@
 //! PyTorch's *vectorised* lerp uses an FMA, so f32 trajectories agree with PyTorch to tolerance,
 //! not bits; f64 trajectories agree to ≈1e-15 per step (tests/train_parity.rs).
 
-use crate::numerics::{Scalar, math};
+use crate::numerics::{Scalar, math, simd};
 use rayon::prelude::*;
 
 /// Elements per parallel task (fixed; every element is updated independently).
@@ -71,13 +71,22 @@ impl<S: Scalar> AdamW<S> {
             .zip(self.v.par_chunks_mut(CHUNK))
             .zip(grads.par_chunks(CHUNK))
             .for_each(|(((p, m), v), g)| {
-                for i in 0..p.len() {
-                    p[i] *= decay;
-                    m[i] = m[i] + w1 * (g[i] - m[i]);
-                    v[i] = v[i] * b2 + w2 * g[i] * g[i];
-                    let denom = v[i].sqrt() / bc2_sqrt + eps;
-                    p[i] += neg_step * m[i] / denom;
-                }
+                // At the CPU's SIMD width: every operation is one IEEE rounding (no FMA), the
+                // same bits at any width.
+                simd::dispatch(
+                    #[inline(always)]
+                    || {
+                        let n = p.len();
+                        let (m, v, g) = (&mut m[..n], &mut v[..n], &g[..n]);
+                        for i in 0..n {
+                            p[i] *= decay;
+                            m[i] = m[i] + w1 * (g[i] - m[i]);
+                            v[i] = v[i] * b2 + w2 * g[i] * g[i];
+                            let denom = v[i].sqrt() / bc2_sqrt + eps;
+                            p[i] += neg_step * m[i] / denom;
+                        }
+                    },
+                )
             });
     }
 }

@@ -29,9 +29,14 @@ pub fn clip_grad_norm<S: Scalar>(grads: &mut [S], total_sq: f64, max_norm: f64) 
     let coef = (max_norm / (total + 1e-6)).min(1.0);
     let c = S::from_f64(coef);
     grads.par_chunks_mut(16_384).for_each(|g| {
-        for x in g {
-            *x *= c;
-        }
+        crate::numerics::simd::dispatch(
+            #[inline(always)]
+            || {
+                for x in g {
+                    *x *= c;
+                }
+            },
+        )
     });
     coef
 }
