@@ -10,15 +10,12 @@ Threads: XLA CPU uses every core it is given; run it under `taskset -c 0` for on
 with --json).
 """
 
-import argparse
 import json
-import statistics
 import time
 
 import jax
 import jax.numpy as jnp
-
-N_PARAMS = 807_720
+from bench_common import step_parser, step_summary
 L, H, C, DH, F, V, T = 4, 4, 128, 32, 512, 40, 16
 
 
@@ -90,11 +87,7 @@ def train_step(params, m, v, t, tokens, labels):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--dtype", choices=["f32", "f64"], default="f32")
-    p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--warmup", type=int, default=5)
+    p = step_parser(__doc__)
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     if a.dtype == "f64":
@@ -116,11 +109,8 @@ def main():
         jax.block_until_ready((params, loss, norm_sq))
         if i >= a.warmup:
             times.append(time.perf_counter() - t0)
-    med = statistics.median(times)
-    flops = 6.0 * N_PARAMS * a.batch_size * T
-    out = {"impl": "jax.jit", "jax": jax.__version__, "dtype": a.dtype, "batch_size": a.batch_size,
-           "steps": a.steps, "median_ms": med * 1e3, "mean_ms": statistics.mean(times) * 1e3,
-           "gflop_per_step": flops / 1e9, "gflops": flops / med / 1e9, "steps_per_s": 1.0 / med}
+    out = {"impl": "jax.jit", "jax": jax.__version__, "dtype": a.dtype, "batch_size": a.batch_size, "steps": a.steps,
+           **step_summary(times, a.batch_size, T)}
     if a.json:
         print(json.dumps(out))
     else:

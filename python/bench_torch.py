@@ -8,7 +8,6 @@ Data: tokens/labels [D, T] from `windtunnel data --out-tensors FILE` (default: r
 the canonical label layout, which costs the same).
 """
 
-import argparse
 import json
 import statistics
 import time
@@ -19,16 +18,11 @@ import torch.nn.functional as F
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 from transformer_lens import HookedTransformer, HookedTransformerConfig  # noqa: E402
-
-N_PARAMS = 807_720
+from bench_common import step_parser, step_summary  # noqa: E402
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--dtype", choices=["f32", "f64"], default="f32")
-    p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--warmup", type=int, default=5)
+    p = step_parser(__doc__)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--data", help="safetensors with tokens/labels [D, T] (windtunnel data --out-tensors)")
     p.add_argument("--kernels", action="store_true",
@@ -73,11 +67,9 @@ def main():
         opt.step()
         if i >= a.warmup:
             times.append(time.perf_counter() - t0)
-    med = statistics.median(times)
-    flops = 6.0 * N_PARAMS * a.batch_size * tokens_all.shape[1]
-    out = {"impl": "pytorch+transformer_lens" + (" torch.compile" if a.compile else ""), "torch": torch.__version__, "dtype": a.dtype, "batch_size": a.batch_size,
-           "threads": a.threads, "steps": a.steps, "median_ms": med * 1e3, "mean_ms": statistics.mean(times) * 1e3,
-           "gflop_per_step": flops / 1e9, "gflops": flops / med / 1e9, "steps_per_s": 1.0 / med}
+    out = {"impl": "pytorch+transformer_lens" + (" torch.compile" if a.compile else ""), "torch": torch.__version__,
+           "dtype": a.dtype, "batch_size": a.batch_size, "threads": a.threads, "steps": a.steps,
+           **step_summary(times, a.batch_size, tokens_all.shape[1])}
     if a.json:
         print(json.dumps(out))
     else:
