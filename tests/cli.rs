@@ -253,6 +253,38 @@ fn replicate_status_counts_unreadable_and_foreign_run_directories_on_one_line_ea
 }
 
 #[test]
+fn replicate_status_says_where_an_interrupted_run_resumes_and_who_holds_a_busy_one() {
+    let o = std::env::temp_dir().join(format!("wt-status-resume-{}", std::process::id()));
+    let o = o.to_str().unwrap();
+    let go = |extra: &[&str]| {
+        let mut a = vec!["replicate", "d-scaling", "--scale", "ci", "--out", o, "--only", "ci_canonical_k3"];
+        a.extend(extra);
+        run(&a)
+    };
+    let (code, _, err) = go(&["--threads", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let run_dir = std::path::Path::new(o).join("ci/runs/ci_canonical_k3");
+    // Killed after its last resume state but before its summary: interrupted at that step.
+    std::fs::remove_file(run_dir.join("summary.json")).unwrap();
+    let (code, stdout, err) = go(&["--status"]);
+    assert_eq!(code, 0, "{err}");
+    let line = stdout.lines().find(|l| l.contains("ci_canonical_k3")).unwrap();
+    assert!(line.contains("Interrupted") && line.contains("resumes at step 300"), "{stdout}");
+    // Held by a process on another host with a fresh heartbeat: training there, by name.
+    std::fs::write(run_dir.with_extension("lock"), "node-17 4242 token=t\n").unwrap();
+    let (_, stdout, _) = go(&["--status"]);
+    let line = stdout.lines().find(|l| l.contains("ci_canonical_k3")).unwrap();
+    assert!(line.contains("Training") && line.contains("process 4242 on node-17, heartbeat 0 s ago"), "{stdout}");
+    // Silent for 2 minutes (two heartbeats are 1 minute): presumed interrupted, and where it resumes.
+    let lock = std::fs::File::options().append(true).open(run_dir.with_extension("lock")).unwrap();
+    lock.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(120)).unwrap();
+    let (_, stdout, _) = go(&["--status"]);
+    let line = stdout.lines().find(|l| l.contains("ci_canonical_k3")).unwrap();
+    assert!(line.contains("no heartbeat for 12") && line.contains("s, presumed interrupted; resumes at step 300"), "{stdout}");
+    std::fs::remove_dir_all(o).unwrap();
+}
+
+#[test]
 fn replicate_slurm_errors_name_the_problem() {
     let o = std::env::temp_dir().join(format!("wt-slurm-err-{}", std::process::id()));
     // No sbatch on PATH.
@@ -518,6 +550,8 @@ fn a_malformed_windtunnel_variable_is_refused_by_name() {
         ("WINDTUNNEL_SIMD", "avx3", "allowed scalar, sse2, baseline, avx2, avx512"),
         ("WINDTUNNEL_MAX_MEMORY", "8 gigs", "allowed a number of bytes"),
         ("WINDTUNNEL_MAX_MEMORY", "0", "allowed a number of bytes ≥ 1"),
+        ("WINDTUNNEL_LOCK_STALE", "9", "allowed whole seconds, 10–86400"),
+        ("WINDTUNNEL_LOCK_STALE", "5m", "allowed whole seconds, 10–86400"),
     ];
     for (var, value, allowed) in cases {
         let out =
@@ -526,7 +560,7 @@ fn a_malformed_windtunnel_variable_is_refused_by_name() {
         assert_eq!(out.status.code(), Some(2), "{var}={value}: {err}");
         assert!(err.contains(var) && err.contains(value) && err.contains(allowed), "{var}={value}: {err}");
     }
-    for (var, value) in [("WINDTUNNEL_SIMD", "avx2"), ("WINDTUNNEL_MAX_MEMORY", "8G")] {
+    for (var, value) in [("WINDTUNNEL_SIMD", "avx2"), ("WINDTUNNEL_MAX_MEMORY", "8G"), ("WINDTUNNEL_LOCK_STALE", "10")] {
         let out =
             std::process::Command::new(bin).args(["data", "--k", "3", "--n-b", "5"]).env(var, value).output().unwrap();
         assert!(out.status.success(), "{var}={value}: {}", String::from_utf8_lossy(&out.stderr));

@@ -11,6 +11,7 @@ pub mod keys;
 pub fn check_environment() -> crate::error::Result<()> {
     crate::numerics::simd::env_cap()?;
     crate::memory::env_limit()?;
+    crate::train::lock::env_stale()?;
     Ok(())
 }
 

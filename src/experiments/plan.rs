@@ -202,12 +202,30 @@ fn run_state(run: &Path, st: Status) -> (State, String) {
         Status::Mismatch(m) => (State::Mismatch, m),
         _ if holder(run).is_some_and(|h| h.alive()) => {
             let h = holder(run).expect("just read");
-            (State::Training, format!(" (process {} on {})", h.pid, h.host))
+            let detail = if h.silent() {
+                // Still counted as training (not resubmitted) until the lock lapses.
+                format!(
+                    " (process {} on {}: no heartbeat for {} s, presumed interrupted; resumes at {} once its lock \
+                     lapses, in {} s)",
+                    h.pid,
+                    h.host,
+                    h.age.as_secs(),
+                    resumes_at(run),
+                    h.lapses_in().as_secs()
+                )
+            } else {
+                format!(" (process {} on {}, heartbeat {} s ago)", h.pid, h.host, h.age.as_secs())
+            };
+            (State::Training, detail)
         }
         _ if failed.is_some() => (State::Failed, format!(": {}", failed.unwrap_or_default().trim())),
-        Status::Incomplete => (State::Interrupted, String::new()),
+        Status::Incomplete => (State::Interrupted, format!("; resumes at {}", resumes_at(run))),
         Status::Missing => (State::NotStarted, String::new()),
     }
+}
+
+fn resumes_at(run: &Path) -> String {
+    crate::train::checkpoint::resume_step(run).map_or("its resume state".into(), |s| format!("step {s}"))
 }
 
 /// A shell-quoted command line.

@@ -62,7 +62,7 @@ pub fn submit(mut plan: Plan, o: &SlurmOptions, bin: &Path) -> Result<Vec<String
     let train_id = ctx.array("wt-train", "train.sh", &todo, &[], &mut ids)?;
     let probe_id =
         ctx.array("wt-probes", "probes.sh", &probes, &train_id.iter().cloned().collect::<Vec<_>>(), &mut ids)?;
-    let after: Vec<String> = train_id.into_iter().chain(probe_id).collect();
+    let after: Vec<String> = train_id.iter().chain(&probe_id).cloned().collect();
     let report_unit = Unit {
         kind: "report".into(),
         name: "report".into(),
@@ -91,7 +91,8 @@ pub fn submit(mut plan: Plan, o: &SlurmOptions, bin: &Path) -> Result<Vec<String
         return Ok(vec![]);
     }
     wait_for(&ids)?;
-    failures(&plan, bin, &todo, &probes)
+    let arrays = [(train_id, todo.as_slice()), (probe_id, probes.as_slice())];
+    failures(&plan, bin, &arrays)
 }
 
 /// The results directory, created and made absolute (tasks run elsewhere); refused when it
@@ -253,21 +254,50 @@ fn stuck(squeue: &str) -> Option<(String, String)> {
     })
 }
 
-/// The submitted units that did not finish, each reported with its log.
-fn failures(plan: &Plan, bin: &Path, train: &[&Unit], probes: &[&Unit]) -> Result<Vec<String>> {
+/// The submitted units that did not finish, each reported with its log and, while Slurm
+/// still remembers the task, where it ran and how it ended.
+fn failures(plan: &Plan, bin: &Path, arrays: &[(Option<String>, &[&Unit])]) -> Result<Vec<String>> {
     let now_train = plan.train_units(bin)?;
     let now_probes = plan.probe_units(bin);
     let mut failed = vec![];
-    for u in train.iter().chain(probes) {
-        let now = now_train.iter().chain(&now_probes).find(|n| n.kind == u.kind && n.name == u.name);
-        if now.is_some_and(|n| n.state != State::Finished) {
-            eprintln!("  FAILED {} {}: see {}", u.kind, u.name, log_path(plan, u).display());
+    for (job, units) in arrays {
+        for (i, u) in units.iter().enumerate() {
+            let now = now_train.iter().chain(&now_probes).find(|n| n.kind == u.kind && n.name == u.name);
+            if now.is_none_or(|n| n.state == State::Finished) {
+                continue;
+            }
+            let how = job.as_ref().and_then(|j| task_end(&format!("{j}_{i}"))).map(|t| format!(" ({t})"));
+            eprintln!("  FAILED {} {}: see {}{}", u.kind, u.name, log_path(plan, u).display(), how.unwrap_or_default());
             failed.push(u.name.clone());
         }
     }
     let report = plan.out.join(plan.scale.name()).join("report.md");
     eprintln!("{} unit(s) did not finish; report → {}", failed.len(), report.display());
     Ok(failed)
+}
+
+/// How array task `id` ended, from `scontrol -o show job` (Slurm keeps a finished job for
+/// `MinJobAge`, 300 s by default): "FAILED on wt-b, exit 3:0: …".
+fn task_end(id: &str) -> Option<String> {
+    let out = Command::new("scontrol").args(["-o", "show", "job", id]).output().ok()?;
+    describe_end(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The state, batch host and exit code of one `scontrol -o show job` line, with what the exit
+/// codes that windtunnel's task scripts and Slurm give for an unshared directory mean.
+fn describe_end(line: &str) -> Option<String> {
+    let field = |k: &str| line.split_whitespace().find_map(|w| w.strip_prefix(k)).map(str::to_string);
+    let (state, exit) = (field("JobState=")?, field("ExitCode=")?);
+    let host = field("BatchHost=").filter(|h| !h.is_empty() && h != "(null)").unwrap_or_else(|| "no host".into());
+    let why = match exit.as_str() {
+        "3:0" => format!(
+            ": the results directory or the binary is not visible on {host} (they must be on a filesystem every \
+             node shares); the task's log stayed on {host}, if it was written at all"
+        ),
+        "0:53" => format!(": Slurm could not open the task's log on {host} (is the results directory writable there?)"),
+        _ => String::new(),
+    };
+    Some(format!("{state} on {host}, exit {exit}{why}"))
 }
 
 struct Script<'a> {
@@ -350,7 +380,10 @@ impl Script<'_> {
                 cmd.extend(["--threads".into(), "$RAYON_NUM_THREADS".into()]);
             }
             let line = shell_line(&cmd).replace("'$RAYON_NUM_THREADS'", "\"$RAYON_NUM_THREADS\"");
-            s += &format!("  {i}) exec {line} >> {} 2>&1 ;;\n", shell_line(&[log.display().to_string()]));
+            let log = shell_line(&[log.display().to_string()]);
+            // Each attempt says where it ran (a requeued task runs again, maybe elsewhere).
+            let who = format!("windtunnel: {} {} on $(hostname), Slurm job ${{SLURM_JOB_ID}}", u.kind, u.name);
+            s += &format!("  {i}) echo \"{who}\" >> {log}; exec {line} >> {log} 2>&1 ;;\n");
         }
         s += "  *) echo \"windtunnel: no unit $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\nesac\n";
         s
@@ -377,6 +410,21 @@ mod tests {
         assert!(e.contains("--cpus-per-task") && e.contains("largest: 8 CPUs"), "{e}");
         let e = fits(1, 64001, 8, 64000).unwrap_err().to_string();
         assert!(e.contains("--mem") && e.contains("64000 MB"), "{e}");
+    }
+
+    #[test]
+    fn a_failed_task_says_where_it_ran_and_what_its_exit_code_means() {
+        let line = |state: &str, exit: &str, host: &str| {
+            format!("JobId=12 ArrayJobId=11 ArrayTaskId=1 JobName=wt-train JobState={state} Reason=NonZeroExitCode \
+                     Requeue=1 Restarts=0 ExitCode={exit} RunTime=00:00:01 NodeList={host} BatchHost={host} NumNodes=1")
+        };
+        let d = describe_end(&line("FAILED", "3:0", "wt-b")).unwrap();
+        assert!(d.starts_with("FAILED on wt-b, exit 3:0: the results directory or the binary is not visible on wt-b"), "{d}");
+        let d = describe_end(&line("FAILED", "0:53", "wt-b")).unwrap();
+        assert!(d.contains("could not open the task's log on wt-b"), "{d}");
+        assert_eq!(describe_end(&line("CANCELLED", "0:15", "wt-a")).unwrap(), "CANCELLED on wt-a, exit 0:15");
+        assert_eq!(describe_end(&line("FAILED", "1:0", "(null)")).unwrap(), "FAILED on no host, exit 1:0");
+        assert_eq!(describe_end("slurm_load_jobs error: Invalid job id specified"), None);
     }
 
     #[test]

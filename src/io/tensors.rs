@@ -188,6 +188,20 @@ pub fn read(path: &Path) -> Result<TensorFile> {
     from_bytes(&bytes).map_err(|m| Error::format(path, m))
 }
 
+/// The windtunnel metadata of a safetensors file, reading its header only (the tensors of a
+/// resume state are megabytes; `--status` wants one number from it).
+pub fn read_metadata(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut n = [0u8; 8];
+    f.read_exact(&mut n).ok()?;
+    let len = u64::from_le_bytes(n).min(std::fs::metadata(path).ok()?.len());
+    let mut header = vec![0u8; usize::try_from(len).ok()?];
+    f.read_exact(&mut header).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&header).ok()?;
+    Some(v.get("__metadata__")?.get(META_KEY)?.as_str()?.to_string())
+}
+
 fn from_bytes(bytes: &[u8]) -> std::result::Result<TensorFile, String> {
     if bytes.len() < 8 {
         return Err(format!("not a safetensors file: {} bytes, shorter than the 8-byte header length", bytes.len()));

@@ -60,6 +60,12 @@ struct ResumeMeta {
     state: TrainState,
 }
 
+/// The step a run resumes at: its resume state's, from the file's header.
+pub fn resume_step(run: &Path) -> Option<u64> {
+    let meta = tensors::read_metadata(&super::layout::resume(run))?;
+    Some(serde_json::from_str::<ResumeMeta>(&meta).ok()?.state.step)
+}
+
 pub fn checkpoint_path(run: &Path, step: u64) -> PathBuf {
     super::layout::checkpoint(run, step)
 }

@@ -1,8 +1,10 @@
 //! `<run>.lock` beside a run directory: the one writer of a run. It names the holder as
 //! `host pid start=<ticks> token=<nonce>` and the holder refreshes the file's modification time
-//! every [`HEARTBEAT`], so a lock is taken over only when its holder is provably gone: on this
+//! every [`heartbeat`], so a lock is taken over only when its holder is provably gone: on this
 //! host a pid that no longer exists or was reused (its start time differs), from another host
-//! (whose /proc we cannot see) no heartbeat for [`STALE`].
+//! (whose /proc we cannot see) no heartbeat for [`stale`]. A foreign lock that has already missed
+//! two heartbeats is waited for, as its host has probably died (a Slurm task requeued after a
+//! node failure finds one); if its heartbeat moves meanwhile, the holder lives and is refused.
 //!
 //! Why it is race-free: the content is written to a private temp file and published by
 //! `hard_link`, which fails if the lock exists, so no process ever sees a lock without its
@@ -16,8 +18,33 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-pub const HEARTBEAT: Duration = Duration::from_secs(30);
+/// How long a foreign holder may go without a heartbeat before its lock is taken over.
 pub const STALE: Duration = Duration::from_secs(300);
+const STALE_ENV: &str = "WINDTUNNEL_LOCK_STALE";
+const STALE_RANGE: std::ops::RangeInclusive<u64> = 10..=86_400;
+
+/// `WINDTUNNEL_LOCK_STALE` (seconds, 10–86400) when set: shorter for tests of dying hosts,
+/// longer for filesystems whose modification times lag.
+pub fn env_stale() -> Result<Option<Duration>> {
+    match std::env::var(STALE_ENV) {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Ok(s) => match s.trim().parse::<u64>() {
+            Ok(n) if STALE_RANGE.contains(&n) => Ok(Some(Duration::from_secs(n))),
+            _ => Err(Error::config(STALE_ENV, format!("{s:?} (allowed whole seconds, 10–86400)"))),
+        },
+        Err(_) => Err(Error::config(STALE_ENV, "not valid UTF-8 (allowed whole seconds, 10–86400)")),
+    }
+}
+
+/// The staleness limit in force ([`STALE`] unless `WINDTUNNEL_LOCK_STALE` says otherwise).
+pub fn stale() -> Duration {
+    env_stale().ok().flatten().unwrap_or(STALE)
+}
+
+/// How often a holder refreshes its lock: a tenth of the staleness limit.
+pub fn heartbeat() -> Duration {
+    stale() / 10
+}
 /// How long `acquire` waits for the runs directory's guard before giving up.
 const GUARD_WAIT: Duration = Duration::from_secs(10);
 
@@ -55,12 +82,12 @@ impl Holder {
     /// Whether the holder may still be writing the run.
     pub fn alive(&self) -> bool {
         if self.host != host_name() {
-            return self.age < STALE;
+            return self.age < stale();
         }
         match self.start {
             Some(start) => process_start(self.pid) == Some(start),
             // An old-format lock: a live pid counts only while it keeps a heartbeat.
-            None => Path::new("/proc").join(self.pid.to_string()).exists() && self.age < STALE,
+            None => Path::new("/proc").join(self.pid.to_string()).exists() && self.age < stale(),
         }
     }
 }
@@ -138,6 +165,8 @@ pub struct RunLock {
 impl RunLock {
     pub fn acquire(dir: &Path) -> Result<Self> {
         let path = lock_path(dir);
+        env_stale()?;
+        wait_for_silent_foreign_holder(dir, &path, stale())?;
         let parent = path.parent().expect("a lock path has a parent").to_path_buf();
         std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
         let _guard = Guard::take(&parent)?;
@@ -151,7 +180,7 @@ impl RunLock {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match content(&path) {
                     Content::Absent => continue,
                     Content::Holder(h) if h.alive() => return Err(held_by(dir, &path, &h)),
-                    Content::Unreadable { age } if age < STALE => return Err(unreadable(&path, age)),
+                    Content::Unreadable { age } if age < stale() => return Err(unreadable(&path, age)),
                     // Left by a process that died: take it over (under the guard, so only once).
                     _ => remove(&path)?,
                 },
@@ -165,12 +194,12 @@ impl RunLock {
         let stop = Arc::new(AtomicBool::new(false));
         let (p, t, s) = (path.clone(), text.clone(), stop.clone());
         std::thread::spawn(move || {
-            let tick = Duration::from_millis(500);
+            let (tick, every) = (Duration::from_millis(500), heartbeat());
             let mut since = Duration::ZERO;
             while !s.load(Ordering::Relaxed) {
                 std::thread::sleep(tick);
                 since += tick;
-                if since >= HEARTBEAT {
+                if since >= every {
                     since = Duration::ZERO;
                     if is_ours(&p, &t) {
                         let _ = std::fs::File::options()
@@ -259,6 +288,59 @@ impl Guard {
     }
 }
 
+/// A lock held from another host that has missed two heartbeats (`stale / 5`): wait (without
+/// the guard) until it is stale, then let `acquire` take it over. Refused by name as soon as the
+/// heartbeat moves (the holder lives) or the lock changes hands.
+fn wait_for_silent_foreign_holder(dir: &Path, path: &Path, stale: Duration) -> Result<()> {
+    let Content::Holder(first) = content(path) else { return Ok(()) };
+    if !silent_foreign(&first, stale) {
+        return Ok(());
+    }
+    eprintln!(
+        "{}: held by process {} on {}, whose heartbeat stopped {} s ago: waiting until {} s have passed without one \
+         (then the lock is taken over)",
+        dir.display(),
+        first.pid,
+        first.host,
+        first.age.as_secs(),
+        stale.as_secs()
+    );
+    let t0 = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        match content(path) {
+            Content::Holder(h) if h.host == first.host && h.pid == first.pid => {
+                // A heartbeat sets the age back to 0, far below what it would be by now.
+                if h.age + stale / 20 < first.age + t0.elapsed() {
+                    return Err(held_by(dir, path, &h));
+                }
+                if h.age >= stale {
+                    return Ok(());
+                }
+            }
+            Content::Holder(h) => return Err(held_by(dir, path, &h)),
+            _ => return Ok(()),
+        }
+    }
+}
+
+impl Holder {
+    /// On another host and silent for two heartbeats: its host has probably died, and the
+    /// lock lapses after [`Holder::lapses_in`].
+    pub fn silent(&self) -> bool {
+        silent_foreign(self, stale())
+    }
+
+    pub fn lapses_in(&self) -> Duration {
+        stale().saturating_sub(self.age)
+    }
+}
+
+/// Held from another host, two heartbeats missed (`stale / 5`), not yet stale.
+fn silent_foreign(h: &Holder, stale: Duration) -> bool {
+    h.host != host_name() && h.age >= stale / 5 && h.age < stale
+}
+
 fn held_by(dir: &Path, path: &Path, h: &Holder) -> Error {
     Error::Locked(format!(
         "{} is being trained by process {} on {} (heartbeat {} s ago, {}); wait for it or stop it. If that \
@@ -268,7 +350,7 @@ fn held_by(dir: &Path, path: &Path, h: &Holder) -> Error {
         h.host,
         h.age.as_secs(),
         path.display(),
-        STALE.as_secs()
+        stale().as_secs()
     ))
 }
 
@@ -278,7 +360,7 @@ fn unreadable(path: &Path, age: Duration) -> Error {
          over {} s after it was written, or delete it",
         path.display(),
         age.as_secs(),
-        STALE.as_secs()
+        stale().as_secs()
     ))
 }
 

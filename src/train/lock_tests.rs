@@ -122,3 +122,36 @@ fn threads_racing_for_one_lock_leave_exactly_one_holder() {
         assert!(!lock_path(&d).exists());
     }
 }
+
+#[test]
+fn a_silent_foreign_holder_is_waited_for_and_a_beating_one_refused() {
+    let d = run_dir("silent");
+    let stale = Duration::from_secs(3);
+    // Missed two heartbeats (0.6 s) but not yet stale: waited for until 3 s have passed.
+    plant(&d, "node-17 4242", Duration::from_millis(1500));
+    let t0 = Instant::now();
+    wait_for_silent_foreign_holder(&d, &lock_path(&d), stale).expect("a silent holder lapses");
+    assert!(t0.elapsed() >= Duration::from_millis(1000), "returned before the lock was stale");
+    // Its heartbeat moves during the wait: the holder lives, refused by name.
+    plant(&d, "node-17 4242", Duration::from_millis(1500));
+    let p = lock_path(&d);
+    let beat = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        std::fs::File::options().append(true).open(&p).unwrap().set_modified(SystemTime::now()).unwrap();
+    });
+    let e = wait_for_silent_foreign_holder(&d, &lock_path(&d), stale).expect_err("a live holder").to_string();
+    beat.join().unwrap();
+    assert!(e.contains("node-17") && e.contains("4242"), "{e}");
+    std::fs::remove_file(lock_path(&d)).unwrap();
+}
+
+#[test]
+fn only_a_foreign_holder_between_two_missed_heartbeats_and_stale_is_waited_for() {
+    let stale = Duration::from_secs(300);
+    let h = |host: &str, age: u64| Holder { host: host.into(), pid: 1, age: Duration::from_secs(age), start: None };
+    assert!(!silent_foreign(&h("node-17", 59), stale), "fresh heartbeat: refused at once");
+    assert!(silent_foreign(&h("node-17", 60), stale));
+    assert!(silent_foreign(&h("node-17", 299), stale));
+    assert!(!silent_foreign(&h("node-17", 300), stale), "stale: taken over at once");
+    assert!(!silent_foreign(&h(&host_name(), 120), stale), "this host's holders are judged by pid");
+}
