@@ -280,7 +280,10 @@ fn replicate_status_says_where_an_interrupted_run_resumes_and_who_holds_a_busy_o
     lock.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(120)).unwrap();
     let (_, stdout, _) = go(&["--status"]);
     let line = stdout.lines().find(|l| l.contains("ci_canonical_k3")).unwrap();
-    assert!(line.contains("no heartbeat for 12") && line.contains("s, presumed interrupted; resumes at step 300"), "{stdout}");
+    assert!(
+        line.contains("no heartbeat for 12") && line.contains("s, presumed interrupted; resumes at step 300"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(o).unwrap();
 }
 
@@ -560,7 +563,8 @@ fn a_malformed_windtunnel_variable_is_refused_by_name() {
         assert_eq!(out.status.code(), Some(2), "{var}={value}: {err}");
         assert!(err.contains(var) && err.contains(value) && err.contains(allowed), "{var}={value}: {err}");
     }
-    for (var, value) in [("WINDTUNNEL_SIMD", "avx2"), ("WINDTUNNEL_MAX_MEMORY", "8G"), ("WINDTUNNEL_LOCK_STALE", "10")] {
+    for (var, value) in [("WINDTUNNEL_SIMD", "avx2"), ("WINDTUNNEL_MAX_MEMORY", "8G"), ("WINDTUNNEL_LOCK_STALE", "10")]
+    {
         let out =
             std::process::Command::new(bin).args(["data", "--k", "3", "--n-b", "5"]).env(var, value).output().unwrap();
         assert!(out.status.success(), "{var}={value}: {}", String::from_utf8_lossy(&out.stderr));

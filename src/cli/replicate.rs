@@ -256,6 +256,7 @@ fn run_local(plan: &Plan, a: &Args) -> Result<Outcome> {
         runs_dir.display()
     ));
     let t0 = Instant::now();
+    super::train::stop_on_ctrl_c();
     let how = Execution { jobs, threads, other_revision: plan.allow_other_revision };
     let done = execute(&specs, &plan.configs, &runs_dir, how, &|name| Box::new(Lines::new(name, out.quiet)));
     let failed = report_runs(&done, out);
@@ -294,6 +295,10 @@ fn report_runs(done: &[Done], out: super::Output) -> usize {
                 s.taus.t1.map_or("–".into(), |t| t.to_string()),
                 s.stopped.clone().unwrap_or_default()
             ),
+            Err(e @ crate::error::Error::Interrupted { .. }) => {
+                failed += 1;
+                eprintln!("  {:<24} interrupted: {e}", d.name);
+            }
             // Not this process's to train: said so, and still not finished by this command.
             Err(e @ crate::error::Error::Locked(_)) => {
                 failed += 1;

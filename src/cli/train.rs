@@ -130,9 +130,10 @@ fn train<S: Scalar>(cfg: RunConfig, dir: &Path, open: Open, out: super::Output) 
     Ok(Outcome::Ok)
 }
 
-/// Ctrl-C ends the run after the step in progress, its resume state saved (the error says how to
-/// continue); a second Ctrl-C ends the process at once.
-fn stop_on_ctrl_c() {
+/// Ctrl-C, SIGTERM (Slurm's scancel and time limit) or SIGHUP ends the run after the step in
+/// progress, its resume state saved and its lock released (the error says how to continue); a
+/// second one ends the process at once.
+pub(crate) fn stop_on_ctrl_c() {
     use std::sync::atomic::Ordering;
     // Fails only when a handler is already set (a second run in one process): that one serves.
     let _ = ctrlc::set_handler(|| {

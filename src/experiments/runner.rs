@@ -164,7 +164,8 @@ fn run_one(
         Status::Missing => Open::Create { force: true },
     };
     let result = run_session_dtype(cfg, crate::numerics::Dtype::F32, dir, open, progress(&spec.name));
-    if let Err(e) = &result {
+    // An interrupted run is resumable, not failed.
+    if let Some(e) = result.as_ref().err().filter(|e| !matches!(e, Error::Interrupted { .. })) {
         let _ = crate::train::layout::write_failed(dir, &e.to_string());
     }
     mk(result, false)

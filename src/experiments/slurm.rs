@@ -415,11 +415,16 @@ mod tests {
     #[test]
     fn a_failed_task_says_where_it_ran_and_what_its_exit_code_means() {
         let line = |state: &str, exit: &str, host: &str| {
-            format!("JobId=12 ArrayJobId=11 ArrayTaskId=1 JobName=wt-train JobState={state} Reason=NonZeroExitCode \
-                     Requeue=1 Restarts=0 ExitCode={exit} RunTime=00:00:01 NodeList={host} BatchHost={host} NumNodes=1")
+            format!(
+                "JobId=12 ArrayJobId=11 ArrayTaskId=1 JobName=wt-train JobState={state} Reason=NonZeroExitCode \
+                     Requeue=1 Restarts=0 ExitCode={exit} RunTime=00:00:01 NodeList={host} BatchHost={host} NumNodes=1"
+            )
         };
         let d = describe_end(&line("FAILED", "3:0", "wt-b")).unwrap();
-        assert!(d.starts_with("FAILED on wt-b, exit 3:0: the results directory or the binary is not visible on wt-b"), "{d}");
+        assert!(
+            d.starts_with("FAILED on wt-b, exit 3:0: the results directory or the binary is not visible on wt-b"),
+            "{d}"
+        );
         let d = describe_end(&line("FAILED", "0:53", "wt-b")).unwrap();
         assert!(d.contains("could not open the task's log on wt-b"), "{d}");
         assert_eq!(describe_end(&line("CANCELLED", "0:15", "wt-a")).unwrap(), "CANCELLED on wt-a, exit 0:15");

@@ -80,13 +80,6 @@ fn now_unix_s() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
-fn host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 /// This build's revision (`-dirty` when built from uncommitted changes).
 pub fn revision() -> &'static str {
     env!("WINDTUNNEL_GIT_REV")
@@ -104,7 +97,7 @@ impl Segment {
             simd_cpu: simd_cpu(),
             kernels: crate::numerics::kernel_summary(),
             threads: rayon::current_num_threads(),
-            host: host(),
+            host: super::lock::host_name(),
             started_unix_s: now_unix_s(),
         }
     }
