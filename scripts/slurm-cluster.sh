@@ -94,7 +94,9 @@ start_munge() {
         chmod 400 /etc/munge/munge.key
     fi
     mkdir -p /run/munge && chown munge:munge /run/munge 2>/dev/null || true
-    pgrep -x munged >/dev/null || runuser -u munge -- /usr/sbin/munged || /usr/sbin/munged --force
+    if ! { pgrep -x munged >/dev/null && [ -S /run/munge/munge.socket.2 ]; }; then
+        runuser -u munge -- /usr/sbin/munged || /usr/sbin/munged --force
+    fi
 }
 
 # The bridge (this machine is $NET.1 on it, the submit host) and one veth per host.
@@ -179,7 +181,7 @@ host_kill() {
 wait_for_nodes() {
     local want=$1
     for _ in $(seq 1 90); do
-        if [ "$(sinfo -h -N -o '%N %T' 2>/dev/null | grep -cE ' (idle|mixed|allocated)$')" -ge "$want" ]; then
+        if [ "$(timeout 5 sinfo -h -N -o '%N %T' 2>/dev/null | grep -cE ' (idle|mixed|allocated)$')" -ge "$want" ]; then
             sinfo -N
             return
         fi
@@ -206,6 +208,11 @@ stop() {
     local h
     for h in "${HOSTS[@]}"; do host_kill "$h"; done
     pkill -x munged || true
+    # Until they are gone: a start right after must not find a dying munged or slurmd.
+    for _ in $(seq 1 40); do
+        pgrep -x munged >/dev/null || pgrep -x slurmd >/dev/null || pgrep -x slurmctld >/dev/null || break
+        sleep 0.25
+    done
     net_down
 }
 
