@@ -236,7 +236,7 @@ fn a_host_killed_mid_run_is_replaced_by_the_other_and_the_bits_still_agree() {
     // Its host dies: every process on it, slurmd and the task, SIGKILLed at once.
     let _revive = Revive(dead);
     cluster(&["kill", dead]);
-    let resume_from = read_resume_step(&remote.join("ci/runs").join(RUN));
+    let resume_from = windtunnel::train::checkpoint::resume_step(&remote.join("ci/runs").join(RUN)).unwrap();
     assert!(resume_from > 0);
     // Once the lock has missed two heartbeats, --status names the run, presumes it interrupted
     // and says where it resumes.
@@ -268,14 +268,6 @@ fn a_host_killed_mid_run_is_replaced_by_the_other_and_the_bits_still_agree() {
         manifest["segments"].as_array().unwrap().iter().map(|s| s["host"].as_str().unwrap()).collect();
     assert_eq!(hosts, [dead, other], "each training segment records its host");
     assert_same_bits(&local, &remote, 8);
-}
-
-fn read_resume_step(run: &Path) -> u64 {
-    let bytes = std::fs::read(run.join("resume.safetensors")).unwrap();
-    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    let header: Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
-    let meta: Value = serde_json::from_str(header["__metadata__"]["windtunnel"].as_str().unwrap()).unwrap();
-    meta["state"]["step"].as_u64().unwrap()
 }
 
 /// `f` every second until it gives a value, for at most `limit`.

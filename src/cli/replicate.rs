@@ -105,7 +105,7 @@ struct SlurmArgs {
     /// Print the job scripts and the sbatch commands; submit nothing.
     #[arg(long)]
     dry_run: bool,
-    /// Wait for the submitted jobs to end, then report every failed task by name and log.
+    /// Wait for the submitted jobs to end, then report every failed task by name, log, host and exit code.
     #[arg(long)]
     wait: bool,
 }

@@ -189,7 +189,8 @@ pub fn read(path: &Path) -> Result<TensorFile> {
 }
 
 /// The windtunnel metadata of a safetensors file, reading its header only (the tensors of a
-/// resume state are megabytes; `--status` wants one number from it).
+/// resume state are megabytes; `--status` wants one number from it). By hand: the crate's
+/// `read_metadata` insists on the whole file.
 pub fn read_metadata(path: &Path) -> Option<String> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).ok()?;

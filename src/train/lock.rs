@@ -90,6 +90,16 @@ impl Holder {
             None => Path::new("/proc").join(self.pid.to_string()).exists() && self.age < stale(),
         }
     }
+
+    /// On another host and silent for two heartbeats: its host has probably died, and the
+    /// lock lapses after [`Holder::lapses_in`].
+    pub fn silent(&self) -> bool {
+        silent_foreign(self, stale())
+    }
+
+    pub fn lapses_in(&self) -> Duration {
+        stale().saturating_sub(self.age)
+    }
 }
 
 /// The lock path of the run directory `dir`, beside the directory's real location, so a
@@ -321,18 +331,6 @@ fn wait_for_silent_foreign_holder(dir: &Path, path: &Path, stale: Duration) -> R
             Content::Holder(h) => return Err(held_by(dir, path, &h)),
             _ => return Ok(()),
         }
-    }
-}
-
-impl Holder {
-    /// On another host and silent for two heartbeats: its host has probably died, and the
-    /// lock lapses after [`Holder::lapses_in`].
-    pub fn silent(&self) -> bool {
-        silent_foreign(self, stale())
-    }
-
-    pub fn lapses_in(&self) -> Duration {
-        stale().saturating_sub(self.age)
     }
 }
 

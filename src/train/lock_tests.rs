@@ -132,11 +132,13 @@ fn a_silent_foreign_holder_is_waited_for_and_a_beating_one_refused() {
     let t0 = Instant::now();
     wait_for_silent_foreign_holder(&d, &lock_path(&d), stale).expect("a silent holder lapses");
     assert!(t0.elapsed() >= Duration::from_millis(1000), "returned before the lock was stale");
-    // Its heartbeat moves during the wait: the holder lives, refused by name.
-    plant(&d, "node-17 4242", Duration::from_millis(1500));
+    // Its heartbeat moves during the wait: the holder lives, refused by name (a 10 s limit, so
+    // a slow machine still refreshes it long before it would lapse).
+    let stale = Duration::from_secs(10);
+    plant(&d, "node-17 4242", Duration::from_millis(2500));
     let p = lock_path(&d);
     let beat = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(700));
+        std::thread::sleep(Duration::from_millis(300));
         std::fs::File::options().append(true).open(&p).unwrap().set_modified(SystemTime::now()).unwrap();
     });
     let e = wait_for_silent_foreign_holder(&d, &lock_path(&d), stale).expect_err("a live holder").to_string();
