@@ -88,23 +88,26 @@ fn forward_example<S: Scalar, F: Fma>(e: &Example<'_, S>, z: &mut [S], scores: &
     let Example { b, qkv, sh, qs, scale } = *e;
     let AttnShape { t, h: nh, dh, .. } = sh;
     let (hd, nq) = (sh.hd(), qs.len());
-    let mut kt = vec![S::zero(); dh * t];
+    let tp = t.next_multiple_of(KEYS);
+    let mut kt = vec![S::zero(); dh * tp];
     for h in 0..nh {
-        transpose_head(&mut kt, qkv, t, dh, |n| sh.k(b * t + n, h));
+        transpose_head(&mut kt, qkv, t, tp, dh, |n| sh.k(b * t + n, h));
         for (qi, &i) in qs.iter().enumerate() {
             let row = (h * nq + qi) * t;
             let q = &qkv[sh.q(b * t + i, h)..][..dh];
-            dots::<S, F>(&mut scores[row..=row + i], q, &kt, t);
+            dots::<S, F>(&mut scores[row..=row + i], q, &kt, tp);
             let mut m = S::neg_infinity();
             for s in &mut scores[row..=row + i] {
                 *s /= scale;
                 m = m.max_by_value(*s);
             }
             let mut sum = S::zero();
-            for j in 0..=i {
-                let e = (scores[row + j] - m).exp();
-                pattern[row + j] = e;
-                sum += e;
+            for (j0, p) in (0..).step_by(KEYS).zip(pattern[row..=row + i].chunks_mut(KEYS)) {
+                let e = exp_shifted(&scores[row + j0..][..p.len()], m);
+                for (pj, &e) in p.iter_mut().zip(&e) {
+                    *pj = e;
+                    sum += e;
+                }
             }
             for j in 0..=i {
                 pattern[row + j] /= sum;
@@ -119,25 +122,47 @@ fn forward_example<S: Scalar, F: Fma>(e: &Example<'_, S>, z: &mut [S], scores: &
     }
 }
 
+/// Keys per block in [`dots`]: a fixed width, so a block's sums stay in vector registers.
+const KEYS: usize = 16;
+
 /// `out_j = Σ_d x_d·y_dj` for `j < out.len()`, each a fused chain in ascending d (the same
-/// operations as one dot product per j); `yt` is (dh, t), so the j loop vectorises across
-/// independent outputs instead of waiting on one chain's latency.
+/// operations as one dot product per j); `yt` is (dh, tp), `tp` a multiple of [`KEYS`] ≥ the
+/// keys. Blocks of [`KEYS`] outputs run in registers across independent outputs (keys past
+/// `out.len()` are computed from the zero padding and dropped); a slice of running sums would be
+/// stored and reloaded at every `d`, and short rows would not vectorise at all.
 #[inline(always)]
-fn dots<S: Scalar, F: Fma>(out: &mut [S], x: &[S], yt: &[S], t: usize) {
-    out.fill(S::zero());
-    for (d, &xd) in x.iter().enumerate() {
-        for (o, &y) in out.iter_mut().zip(&yt[d * t..]) {
-            *o = S::fma::<F>(xd, y, *o);
+fn dots<S: Scalar, F: Fma>(out: &mut [S], x: &[S], yt: &[S], tp: usize) {
+    for (j0, o) in (0..).step_by(KEYS).zip(out.chunks_mut(KEYS)) {
+        let mut acc = [S::zero(); KEYS];
+        for (d, &xd) in x.iter().enumerate() {
+            let y: &[S; KEYS] = yt[d * tp + j0..][..KEYS].try_into().unwrap();
+            for w in 0..KEYS {
+                acc[w] = S::fma::<F>(xd, y[w], acc[w]);
+            }
         }
+        o.copy_from_slice(&acc[..o.len()]);
     }
 }
 
-/// `yt[d·t + n] = qkv[at(n) + d]` for every position n: one head's keys or values, (dh, t).
+/// `exp(x_j − m)` for up to [`KEYS`] values, at a fixed width so the exponentials vectorise
+/// (each lane the same operations as one scalar call); lanes past `x.len()` are dropped.
 #[inline(always)]
-fn transpose_head<S: Scalar>(yt: &mut [S], qkv: &[S], t: usize, dh: usize, at: impl Fn(usize) -> usize) {
+fn exp_shifted<S: Scalar>(x: &[S], m: S) -> [S; KEYS] {
+    let mut e = [m; KEYS];
+    e[..x.len()].copy_from_slice(x);
+    for v in &mut e {
+        *v = (*v - m).exp();
+    }
+    e
+}
+
+/// `yt[d·tp + n] = qkv[at(n) + d]` for every position n < t: one head's keys or values, (dh, tp);
+/// the padding columns `t..tp` are left as they are (zero).
+#[inline(always)]
+fn transpose_head<S: Scalar>(yt: &mut [S], qkv: &[S], t: usize, tp: usize, dh: usize, at: impl Fn(usize) -> usize) {
     for n in 0..t {
         for (d, &v) in qkv[at(n)..][..dh].iter().enumerate() {
-            yt[d * t + n] = v;
+            yt[d * tp + n] = v;
         }
     }
 }
@@ -202,14 +227,15 @@ fn backward_example<S: Scalar, F: Fma>(e: &Example<'_, S>, dqkv: &mut [S], dz: &
     dqkv.fill(S::zero());
     let local = |n: usize| n - b * t * 3 * hd;
     let mut dscore = vec![S::zero(); nq * t];
-    let mut vt = vec![S::zero(); dh * t];
+    let tp = t.next_multiple_of(KEYS);
+    let mut vt = vec![S::zero(); dh * tp];
     for h in 0..nh {
         // dp_ij = dz_i · v_j, then the softmax backward ds_ij = p_ij (dp_ij − Σ_k p_ik dp_ik).
-        transpose_head(&mut vt, qkv, t, dh, |n| sh.v(b * t + n, h));
+        transpose_head(&mut vt, qkv, t, tp, dh, |n| sh.v(b * t + n, h));
         for (qi, &i) in qs.iter().enumerate() {
             let row = (h * nq + qi) * t;
             let dzi = &dz[qi * hd + h * dh..][..dh];
-            dots::<S, F>(&mut dscore[qi * t..=qi * t + i], dzi, &vt, t);
+            dots::<S, F>(&mut dscore[qi * t..=qi * t + i], dzi, &vt, tp);
             let mut dot_pd = S::zero();
             for j in 0..=i {
                 dot_pd = S::fma::<F>(pattern[row + j], dscore[qi * t + j], dot_pd);
@@ -271,6 +297,38 @@ mod tests {
                 "d = {d}"
             );
             assert_ne!(fixed, start, "the sums moved");
+        }
+    }
+
+    /// The blocked dot products give each output's own chain, `d` ascending, for row lengths
+    /// below, at and past the block width (and the padding never leaks into an output).
+    #[test]
+    fn blocked_dots_equal_one_chain_per_key() {
+        let mut state = 0x2545_f491_u32;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            (state as f32 / u32::MAX as f32 - 0.5) * 3.0
+        };
+        for (t, dh) in [(1usize, 4usize), (15, 32), (16, 32), (17, 8), (40, 16)] {
+            let tp = t.next_multiple_of(KEYS);
+            let x: Vec<f32> = (0..dh).map(|_| next()).collect();
+            let mut yt = vec![f32::NAN; dh * tp];
+            for d in 0..dh {
+                for j in 0..t {
+                    yt[d * tp + j] = next();
+                }
+                yt[d * tp + t..(d + 1) * tp].fill(0.0);
+            }
+            for len in [1, t.div_ceil(2), t] {
+                let mut got = vec![f32::NAN; len];
+                dots::<f32, Software>(&mut got, &x, &yt, tp);
+                let want: Vec<u32> = (0..len)
+                    .map(|j| (0..dh).fold(0.0f32, |acc, d| Software::f32(x[d], yt[d * tp + j], acc)).to_bits())
+                    .collect();
+                assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "t {t} dh {dh} len {len}");
+            }
         }
     }
 }
