@@ -45,13 +45,20 @@ pub fn matmul_tn<S: Scalar>(out: &mut [S], a: &[S], b: &[S], m: usize, k: usize,
     S::matmul(Product { out, a, a_trans: true, b, bias: None, m, k, n, accum });
 }
 
-/// `dst[cols, rows] = src[rows, cols]ᵀ` (a copy; no arithmetic).
+/// `dst[cols, rows] = src[rows, cols]ᵀ` (a copy; no arithmetic), in 16 × 16 tiles: a whole row
+/// of `src` at a time writes a column of `dst` at a stride of `rows` elements, which for the
+/// model's power-of-two widths lands in a few L1 sets and evicts itself before the next row.
 pub fn transpose<S: Scalar>(dst: &mut [S], src: &[S], rows: usize, cols: usize) {
+    const TILE: usize = 16;
     assert_eq!(src.len(), rows * cols);
     assert_eq!(dst.len(), rows * cols);
-    for r in 0..rows {
-        for c in 0..cols {
-            dst[c * rows + r] = src[r * cols + c];
+    for r0 in (0..rows).step_by(TILE) {
+        for c0 in (0..cols).step_by(TILE) {
+            for r in r0..(r0 + TILE).min(rows) {
+                for c in c0..(c0 + TILE).min(cols) {
+                    dst[c * rows + r] = src[r * cols + c];
+                }
+            }
         }
     }
 }
@@ -155,6 +162,20 @@ mod tests {
             matmul_tn(&mut got, &at, &b, m, k, n, Accum::Add);
             matmul_reference(&mut want, |i, p| at[p * m + i], &b, None, m, k, n, Accum::Add);
             assert_eq!(bits(&got), bits(&want), "tn {m}x{k}x{n}");
+        }
+    }
+
+    #[test]
+    fn tiled_transpose_moves_every_element_once() {
+        for &(rows, cols) in &[(1, 1), (5, 37), (16, 16), (33, 17), (128, 40)] {
+            let src: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+            let mut dst = vec![f32::NAN; rows * cols];
+            transpose(&mut dst, &src, rows, cols);
+            for r in 0..rows {
+                for c in 0..cols {
+                    assert_eq!(dst[c * rows + r], src[r * cols + c], "{rows}x{cols} at ({r}, {c})");
+                }
+            }
         }
     }
 }
