@@ -50,7 +50,7 @@ pub fn layernorm_forward<S: Scalar>(
 /// Rows whose sums run side by side: each row's sums are serial chains (their order is the
 /// contract), so one row alone waits on the adder's latency. `GROUP` rows, transposed into
 /// columns, advance their chains together, one vector lane per row.
-const GROUP: usize = 8;
+const GROUP: usize = 32;
 
 /// LayerNorm of `scale.len()` rows of width `w.len()`, in groups of [`GROUP`] rows.
 #[inline(always)]
@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn grouped_rows_equal_one_row_at_a_time() {
         let (c, eps) = (12, 1e-5f32);
-        for n in [1, 7, 8, 9, 17, 70] {
+        for n in [1, 7, 8, 9, 17, 31, 32, 33, 70] {
             let (x, w, b, dout) = (values(n * c, 1 + n as u32), values(c, 7), values(c, 9), values(n * c, 11));
             let (mut out, mut cache) = (vec![0.0; n * c], LnCache::<f32>::new(n, c));
             layernorm_forward(&mut out, &mut cache, &x, &w, &b, c, eps as f64);
