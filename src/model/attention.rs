@@ -268,17 +268,18 @@ fn backward_example<S: Scalar, F: Fma>(e: &Example<'_, S>, dqkv: &mut [S], dz: &
 mod tests {
     use super::*;
     use crate::numerics::fused::Software;
+    use crate::rng::{Purpose, Stream};
+
+    /// Test values, uniform in [−1.5, 1.5).
+    fn noise(index: u64) -> impl FnMut() -> f32 {
+        let mut rng = Stream::new(7, Purpose::Direction, index);
+        move || (rng.uniform() as f32 - 0.5) * 3.0
+    }
 
     /// The fixed-width sums (head widths 16, 32, 64) give the slice form's bits.
     #[test]
     fn fixed_width_sums_equal_the_slice_form() {
-        let mut state = 0x9e37_79b9_u32;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            (state as f32 / u32::MAX as f32 - 0.5) * 3.0
-        };
+        let mut next = noise(1);
         for d in [16, 32, 64] {
             let xs: Vec<Vec<f32>> = (0..13).map(|_| (0..d).map(|_| next()).collect()).collect();
             let alphas: Vec<f32> = (0..13).map(|_| next()).collect();
@@ -304,13 +305,7 @@ mod tests {
     /// below, at and past the block width (and the padding never leaks into an output).
     #[test]
     fn blocked_dots_equal_one_chain_per_key() {
-        let mut state = 0x2545_f491_u32;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            (state as f32 / u32::MAX as f32 - 0.5) * 3.0
-        };
+        let mut next = noise(2);
         for (t, dh) in [(1usize, 4usize), (15, 32), (16, 32), (17, 8), (40, 16)] {
             let tp = t.next_multiple_of(KEYS);
             let x: Vec<f32> = (0..dh).map(|_| next()).collect();
