@@ -54,7 +54,10 @@ displacement_run() {
     "${train[@]}" --config "$SRC/configs/canonical_k$k.toml" --out "$run" \
       --set train.max_steps=50000 --set train.checkpoint_every=200 || return 0
   fi
-  [ -f "$run/summary.json" ] && "$PROBE" probe displacement --quiet --run "$run"
+  # A run finished in an earlier session was saved without checkpoints, its probe result kept.
+  if [ -f "$run/summary.json" ] && [ ! -f "$run/probes/displacement.json" ]; then
+    "$PROBE" probe displacement --quiet --run "$run" || true
+  fi
   return 0
 }
 
