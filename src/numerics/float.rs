@@ -2,6 +2,8 @@
 //! `dual.rs`).
 
 use super::fused::Fma;
+#[cfg(target_arch = "x86_64")]
+use super::gemm::APanel;
 use super::product::Product;
 use super::scalar::{Dtype, Scalar};
 
@@ -30,15 +32,22 @@ impl Scalar for f32 {
     }
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn tile512<const R: usize, const C: usize>(acc: &mut [[Self; C]; R], ap: &[Self], bp: &[Self]) -> bool {
+    unsafe fn tile512<const R: usize, const C: usize>(
+        acc: &mut [[Self; C]; R],
+        a: APanel<'_, Self>,
+        bp: &[Self],
+    ) -> bool {
         use super::tile512::{f32x8_tile, f32x16_tile};
         let acc = acc.as_flattened_mut();
         // SAFETY: the caller guarantees AVX-512 (every AVX-512 level has F and VL).
         unsafe {
             match C {
-                8 => f32x8_tile::<R, 1>(acc, ap, bp),
-                16 => f32x16_tile::<R, 1>(acc, ap, bp),
-                32 => f32x16_tile::<R, 2>(acc, ap, bp),
+                8 if a.rs == 1 => f32x8_tile::<R, 1, true>(acc, a, bp),
+                16 if a.rs == 1 => f32x16_tile::<R, 1, true>(acc, a, bp),
+                32 if a.rs == 1 => f32x16_tile::<R, 2, true>(acc, a, bp),
+                8 => f32x8_tile::<R, 1, false>(acc, a, bp),
+                16 => f32x16_tile::<R, 1, false>(acc, a, bp),
+                32 => f32x16_tile::<R, 2, false>(acc, a, bp),
                 _ => return false,
             }
         }
@@ -103,15 +112,22 @@ impl Scalar for f64 {
     }
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn tile512<const R: usize, const C: usize>(acc: &mut [[Self; C]; R], ap: &[Self], bp: &[Self]) -> bool {
+    unsafe fn tile512<const R: usize, const C: usize>(
+        acc: &mut [[Self; C]; R],
+        a: APanel<'_, Self>,
+        bp: &[Self],
+    ) -> bool {
         use super::tile512::f64x8_tile;
         let acc = acc.as_flattened_mut();
         // SAFETY: the caller guarantees AVX-512 (every AVX-512 level has F and VL).
         unsafe {
             match C {
-                8 => f64x8_tile::<R, 1>(acc, ap, bp),
-                16 => f64x8_tile::<R, 2>(acc, ap, bp),
-                32 => f64x8_tile::<R, 4>(acc, ap, bp),
+                8 if a.rs == 1 => f64x8_tile::<R, 1, true>(acc, a, bp),
+                16 if a.rs == 1 => f64x8_tile::<R, 2, true>(acc, a, bp),
+                32 if a.rs == 1 => f64x8_tile::<R, 4, true>(acc, a, bp),
+                8 => f64x8_tile::<R, 1, false>(acc, a, bp),
+                16 => f64x8_tile::<R, 2, false>(acc, a, bp),
+                32 => f64x8_tile::<R, 4, false>(acc, a, bp),
                 _ => return false,
             }
         }

@@ -309,7 +309,10 @@ fn tiles<S: Scalar, F: Fma, const R: usize, const C: usize>(t: Task<'_, S>, scra
     let Task { out, a, a_trans, m, row0, rows, bpack, n, bias, accum, .. } = t;
     let Scratch { apack, partial } = scratch;
     let mut sink = Sink { out, rows, n, bias, accum };
-    pack_a::<S, R>(apack, a, a_trans, m, row0, rows, k);
+    // The AVX-512 tile broadcasts each `a[r, p]` from memory, so it reads whole panels of `a` in
+    // place; only a ragged last panel (and every panel at the other levels) is packed, zero-padded.
+    let direct = if F::ZMM { rows / R } else { 0 };
+    pack_a::<S, R>(apack, a, a_trans, m, row0 + direct * R, rows - direct * R, k);
     let mut k0 = 0;
     while k0 < k.max(1) {
         let kl = kc.min(k - k0);
@@ -317,7 +320,11 @@ fn tiles<S: Scalar, F: Fma, const R: usize, const C: usize>(t: Task<'_, S>, scra
         for jp in 0..njp {
             let bp = &bpack[jp * C * k + k0 * C..][..kl * C];
             for ip in 0..nip {
-                let ap = &apack[ip * R * k + k0 * R..][..kl * R];
+                let ap = match (ip < direct, a_trans) {
+                    (true, true) => APanel { data: &a[k0 * m + row0 + ip * R..], rs: 1, ps: m },
+                    (true, false) => APanel { data: &a[(row0 + ip * R) * k + k0..], rs: k, ps: 1 },
+                    _ => APanel { data: &apack[(ip - direct) * R * k + k0 * R..][..kl * R], rs: 1, ps: R },
+                };
                 let carried = &mut partial
                     [if first && last { 0..0 } else { (jp * nip + ip) * R * C..(jp * nip + ip + 1) * R * C }];
                 let acc = tile::<S, F, R, C>(if first { None } else { Some(carried) }, ap, bp);
@@ -333,6 +340,16 @@ fn tiles<S: Scalar, F: Fma, const R: usize, const C: usize>(t: Task<'_, S>, scra
         }
         k0 += kl.max(1);
     }
+}
+
+/// Where a register tile reads `a[r, p]` (`r` of its `R` rows, `p` from the `kc` block's start):
+/// `data[r·rs + p·ps]` — a packed panel (`rs` 1, `ps` R) or `a` in place (row-major: `rs` k,
+/// `ps` 1; stored transposed: `rs` 1, `ps` m).
+#[derive(Clone, Copy)]
+pub struct APanel<'a, S> {
+    pub data: &'a [S],
+    pub rs: usize,
+    pub ps: usize,
 }
 
 /// `apack[ip][p][r] = a[row0 + ip·R + r, p]` (zero past the task's rows).
@@ -391,7 +408,11 @@ fn pack_a<S: Scalar, const R: usize>(
 /// starting from zero or from the sums `carried` from the previous `kc` block. Fixed-size arrays
 /// let the compiler keep `acc` in vector registers and vectorise over `c` only.
 #[inline(always)]
-fn tile<S: Scalar, F: Fma, const R: usize, const C: usize>(carried: Option<&[S]>, ap: &[S], bp: &[S]) -> [[S; C]; R] {
+fn tile<S: Scalar, F: Fma, const R: usize, const C: usize>(
+    carried: Option<&[S]>,
+    a: APanel<'_, S>,
+    bp: &[S],
+) -> [[S; C]; R] {
     let mut acc = [[S::zero(); C]; R];
     if let Some(src) = carried {
         for (r, row) in src.chunks_exact(C).take(R).enumerate() {
@@ -400,10 +421,12 @@ fn tile<S: Scalar, F: Fma, const R: usize, const C: usize>(carried: Option<&[S]>
         }
     }
     // SAFETY: `F::ZMM` (`Hardware512`) is selected only in `task_avx512`, run on AVX-512 CPUs.
-    if F::ZMM && unsafe { S::tile512(&mut acc, ap, bp) } {
+    if F::ZMM && unsafe { S::tile512(&mut acc, a, bp) } {
         return acc;
     }
-    for (x, y) in ap.chunks_exact(R).zip(bp.chunks_exact(C)) {
+    // Only the AVX-512 tile reads `a` in place (`tiles`); it has a tile for f32 and f64, every width.
+    assert!(a.rs == 1 && a.ps == R, "a packed panel");
+    for (x, y) in a.data.chunks_exact(R).zip(bp.chunks_exact(C)) {
         let x: &[S; R] = x.try_into().unwrap();
         let y: &[S; C] = y.try_into().unwrap();
         for r in 0..R {

@@ -112,7 +112,11 @@ pub trait Scalar:
     /// # Safety
     /// The CPU must support AVX-512F and AVX-512VL.
     #[inline(always)]
-    unsafe fn tile512<const R: usize, const C: usize>(_acc: &mut [[Self; C]; R], _ap: &[Self], _bp: &[Self]) -> bool {
+    unsafe fn tile512<const R: usize, const C: usize>(
+        _acc: &mut [[Self; C]; R],
+        _a: super::gemm::APanel<'_, Self>,
+        _bp: &[Self],
+    ) -> bool {
         false
     }
 

@@ -5,6 +5,7 @@
 //! spills them (15–40× slower, measured on Zen 4).
 
 use super::fused::zmm;
+use super::gemm::APanel;
 use std::arch::x86_64::{
     _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm512_loadu_pd, _mm512_loadu_ps, _mm512_set1_pd,
     _mm512_set1_ps, _mm512_storeu_pd, _mm512_storeu_ps,
@@ -12,26 +13,40 @@ use std::arch::x86_64::{
 
 macro_rules! tile_vec {
     ($name:ident, $t:ty, $lanes:literal, $load:ident, $splat:ident, $store:ident, $fma:path) => {
-        /// Accumulate the packed `ap` (`R` values per `p`) × `bp` (`V·lanes` per `p`) into `acc`
-        /// (`R` rows of `V·lanes`, holding zeros or the sums carried from the previous block).
+        /// Accumulate `a` (`R` rows; with `UNIT`, `a.rs` is 1 and row `r` is an address offset) ×
+        /// `bp` (`V·lanes` per `p`) into `acc` (`R` rows of `V·lanes`, holding zeros or the sums
+        /// carried from the previous block). Each `a[r, p]` is broadcast straight from memory, so a
+        /// packed panel and `a` in place cost the same.
         ///
         /// # Safety
         /// The CPU must support AVX-512F and AVX-512VL.
         #[inline]
         #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-        pub unsafe fn $name<const R: usize, const V: usize>(acc: &mut [$t], ap: &[$t], bp: &[$t]) {
+        pub unsafe fn $name<const R: usize, const V: usize, const UNIT: bool>(
+            acc: &mut [$t],
+            a: APanel<'_, $t>,
+            bp: &[$t],
+        ) {
             let w = V * $lanes;
-            assert!(acc.len() == R * w && ap.len() / R == bp.len() / w);
+            let steps = bp.len() / w;
+            assert!(acc.len() == R * w && bp.len() == steps * w && (!UNIT || a.rs == 1));
+            assert!(steps == 0 || (R - 1) * a.rs + (steps - 1) * a.ps < a.data.len());
             let ptr = acc.as_mut_ptr();
-            // SAFETY (all loads and stores): `acc` holds R rows of `w` values, `y` holds `w`.
+            // SAFETY (all loads and stores): `acc` holds R rows of `w` values, `bp` `steps` of `w`,
+            // and every `a` offset read, `r·rs + p·ps`, is below `a.data.len()` (asserted above).
             let mut v: [[_; V]; R] =
                 std::array::from_fn(|r| std::array::from_fn(|j| unsafe { $load(ptr.add(r * w + j * $lanes)) }));
-            for (x, y) in ap.chunks_exact(R).zip(bp.chunks_exact(w)) {
-                let b: [_; V] = std::array::from_fn(|j| unsafe { $load(y.as_ptr().add(j * $lanes)) });
-                for (vr, &xr) in v.iter_mut().zip(x) {
-                    let a = $splat(xr);
+            let base = a.data.as_ptr();
+            let rows: [*const $t; R] = std::array::from_fn(|r| unsafe { base.add(r * a.rs) });
+            for p in 0..steps {
+                let y = unsafe { bp.as_ptr().add(p * w) };
+                let b: [_; V] = std::array::from_fn(|j| unsafe { $load(y.add(j * $lanes)) });
+                let off = p * a.ps;
+                for (r, vr) in v.iter_mut().enumerate() {
+                    let x = unsafe { if UNIT { *base.add(off + r) } else { *rows[r].add(off) } };
+                    let x = $splat(x);
                     for (acc, &bj) in vr.iter_mut().zip(&b) {
-                        *acc = $fma(a, bj, *acc);
+                        *acc = $fma(x, bj, *acc);
                     }
                 }
             }
