@@ -2,10 +2,10 @@
 //! `dual.rs`).
 
 use super::fused::Fma;
-#[cfg(target_arch = "x86_64")]
-use super::gemm::APanel;
 use super::product::Product;
 use super::scalar::{Dtype, Scalar};
+#[cfg(target_arch = "x86_64")]
+use super::{fused::VectorTile, gemm::APanel};
 
 impl Scalar for f32 {
     #[inline]
@@ -32,22 +32,29 @@ impl Scalar for f32 {
     }
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn tile512<const R: usize, const C: usize>(
+    unsafe fn vector_tile<F: Fma, const R: usize, const C: usize>(
         acc: &mut [[Self; C]; R],
         a: APanel<'_, Self>,
         bp: &[Self],
     ) -> bool {
-        use super::tile512::{f32x8_tile, f32x16_tile};
+        use super::register_tile::{f32x8_tile, f32x8_tile_avx2, f32x16_tile};
         let acc = acc.as_flattened_mut();
-        // SAFETY: the caller guarantees AVX-512 (every AVX-512 level has F and VL).
+        let unit = a.rs == 1;
+        // SAFETY: the caller guarantees the CPU has `F::TILE`'s vectors.
         unsafe {
-            match C {
-                8 if a.rs == 1 => f32x8_tile::<R, 1, true>(acc, a, bp),
-                16 if a.rs == 1 => f32x16_tile::<R, 1, true>(acc, a, bp),
-                32 if a.rs == 1 => f32x16_tile::<R, 2, true>(acc, a, bp),
-                8 => f32x8_tile::<R, 1, false>(acc, a, bp),
-                16 => f32x16_tile::<R, 1, false>(acc, a, bp),
-                32 => f32x16_tile::<R, 2, false>(acc, a, bp),
+            match (F::TILE, C, unit) {
+                (VectorTile::Zmm, 8, true) => f32x8_tile::<R, 1, true>(acc, a, bp),
+                (VectorTile::Zmm, 8, false) => f32x8_tile::<R, 1, false>(acc, a, bp),
+                (VectorTile::Zmm, 16, true) => f32x16_tile::<R, 1, true>(acc, a, bp),
+                (VectorTile::Zmm, 16, false) => f32x16_tile::<R, 1, false>(acc, a, bp),
+                (VectorTile::Zmm, 32, true) => f32x16_tile::<R, 2, true>(acc, a, bp),
+                (VectorTile::Zmm, 32, false) => f32x16_tile::<R, 2, false>(acc, a, bp),
+                (VectorTile::Ymm, 8, true) => f32x8_tile_avx2::<R, 1, true>(acc, a, bp),
+                (VectorTile::Ymm, 8, false) => f32x8_tile_avx2::<R, 1, false>(acc, a, bp),
+                (VectorTile::Ymm, 16, true) => f32x8_tile_avx2::<R, 2, true>(acc, a, bp),
+                (VectorTile::Ymm, 16, false) => f32x8_tile_avx2::<R, 2, false>(acc, a, bp),
+                (VectorTile::Ymm, 32, true) => f32x8_tile_avx2::<R, 4, true>(acc, a, bp),
+                (VectorTile::Ymm, 32, false) => f32x8_tile_avx2::<R, 4, false>(acc, a, bp),
                 _ => return false,
             }
         }
@@ -112,22 +119,29 @@ impl Scalar for f64 {
     }
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn tile512<const R: usize, const C: usize>(
+    unsafe fn vector_tile<F: Fma, const R: usize, const C: usize>(
         acc: &mut [[Self; C]; R],
         a: APanel<'_, Self>,
         bp: &[Self],
     ) -> bool {
-        use super::tile512::f64x8_tile;
+        use super::register_tile::{f64x4_tile_avx2, f64x8_tile};
         let acc = acc.as_flattened_mut();
-        // SAFETY: the caller guarantees AVX-512 (every AVX-512 level has F and VL).
+        let unit = a.rs == 1;
+        // SAFETY: the caller guarantees the CPU has `F::TILE`'s vectors.
         unsafe {
-            match C {
-                8 if a.rs == 1 => f64x8_tile::<R, 1, true>(acc, a, bp),
-                16 if a.rs == 1 => f64x8_tile::<R, 2, true>(acc, a, bp),
-                32 if a.rs == 1 => f64x8_tile::<R, 4, true>(acc, a, bp),
-                8 => f64x8_tile::<R, 1, false>(acc, a, bp),
-                16 => f64x8_tile::<R, 2, false>(acc, a, bp),
-                32 => f64x8_tile::<R, 4, false>(acc, a, bp),
+            match (F::TILE, C, unit) {
+                (VectorTile::Zmm, 8, true) => f64x8_tile::<R, 1, true>(acc, a, bp),
+                (VectorTile::Zmm, 8, false) => f64x8_tile::<R, 1, false>(acc, a, bp),
+                (VectorTile::Zmm, 16, true) => f64x8_tile::<R, 2, true>(acc, a, bp),
+                (VectorTile::Zmm, 16, false) => f64x8_tile::<R, 2, false>(acc, a, bp),
+                (VectorTile::Zmm, 32, true) => f64x8_tile::<R, 4, true>(acc, a, bp),
+                (VectorTile::Zmm, 32, false) => f64x8_tile::<R, 4, false>(acc, a, bp),
+                (VectorTile::Ymm, 8, true) => f64x4_tile_avx2::<R, 2, true>(acc, a, bp),
+                (VectorTile::Ymm, 8, false) => f64x4_tile_avx2::<R, 2, false>(acc, a, bp),
+                (VectorTile::Ymm, 16, true) => f64x4_tile_avx2::<R, 4, true>(acc, a, bp),
+                (VectorTile::Ymm, 16, false) => f64x4_tile_avx2::<R, 4, false>(acc, a, bp),
+                (VectorTile::Ymm, 32, true) => f64x4_tile_avx2::<R, 8, true>(acc, a, bp),
+                (VectorTile::Ymm, 32, false) => f64x4_tile_avx2::<R, 8, false>(acc, a, bp),
                 _ => return false,
             }
         }

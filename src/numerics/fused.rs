@@ -11,9 +11,10 @@
 /// How one SIMD level computes `a·b + c` with a single rounding.
 pub trait Fma: Copy + Send + Sync + 'static {
     const NAME: &'static str;
-    /// Whether the matrix tile uses explicit 512-bit vectors ([`zmm`]): LLVM's auto-vectoriser
-    /// keeps to 256 bits even where AVX-512 is enabled, which spills a wide tile to the stack.
-    const ZMM: bool = false;
+    /// The matrix tile in explicit vectors ([`zmm`]) or left to the auto-vectoriser, which keeps
+    /// to 256 bits even where AVX-512 is enabled (spilling a wide tile to the stack) and at every
+    /// level reads `a` only from packed panels.
+    const TILE: VectorTile = VectorTile::Auto;
     fn f32(a: f32, b: f32, c: f32) -> f32;
     fn f64(a: f64, b: f64, c: f64) -> f64;
 }
@@ -22,6 +23,19 @@ pub trait Fma: Copy + Send + Sync + 'static {
 /// lowers it to a C-library call (still correctly rounded, but slow and outside this crate).
 #[derive(Clone, Copy, Debug)]
 pub struct Hardware;
+
+/// Which explicit vectors the matrix tile runs on ([`Fma::TILE`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorTile {
+    Auto,
+    Ymm,
+    Zmm,
+}
+
+/// The CPU's FMA instruction, and the matrix tile in explicit 256-bit vectors: select it only
+/// in code compiled with AVX2 and FMA enabled.
+#[derive(Clone, Copy, Debug)]
+pub struct Hardware256;
 
 /// The CPU's FMA instruction, and the matrix tile in explicit 512-bit vectors: select it only
 /// in code compiled with AVX-512F enabled.
@@ -45,24 +59,32 @@ impl Fma for Hardware {
     }
 }
 
-impl Fma for Hardware512 {
-    const NAME: &'static str = "hardware";
-    const ZMM: bool = true;
-    #[inline(always)]
-    fn f32(a: f32, b: f32, c: f32) -> f32 {
-        Hardware::f32(a, b, c)
-    }
-    #[inline(always)]
-    fn f64(a: f64, b: f64, c: f64) -> f64 {
-        Hardware::f64(a, b, c)
-    }
+macro_rules! hardware_tile {
+    ($name:ident, $tile:ident) => {
+        impl Fma for $name {
+            const NAME: &'static str = "hardware";
+            const TILE: VectorTile = VectorTile::$tile;
+            #[inline(always)]
+            fn f32(a: f32, b: f32, c: f32) -> f32 {
+                Hardware::f32(a, b, c)
+            }
+            #[inline(always)]
+            fn f64(a: f64, b: f64, c: f64) -> f64 {
+                Hardware::f64(a, b, c)
+            }
+        }
+    };
 }
+hardware_tile!(Hardware256, Ymm);
+hardware_tile!(Hardware512, Zmm);
 
 /// The CPU's FMA on 256- and 512-bit vectors: lane by lane `a·b + c` rounded once, the same operation as
 /// [`Hardware`] on each lane.
 #[cfg(target_arch = "x86_64")]
 pub mod zmm {
-    use std::arch::x86_64::{__m256, __m512, __m512d, _mm256_fmadd_ps, _mm512_fmadd_pd, _mm512_fmadd_ps};
+    use std::arch::x86_64::{
+        __m256, __m256d, __m512, __m512d, _mm256_fmadd_pd, _mm256_fmadd_ps, _mm512_fmadd_pd, _mm512_fmadd_ps,
+    };
 
     /// Safe to call from code compiled with FMA (a `#[target_feature]` caller).
     ///
@@ -72,6 +94,16 @@ pub mod zmm {
     #[target_feature(enable = "avx,fma")]
     pub fn f32x8(a: __m256, b: __m256, c: __m256) -> __m256 {
         _mm256_fmadd_ps(a, b, c)
+    }
+
+    /// Safe to call from code compiled with FMA (a `#[target_feature]` caller).
+    ///
+    /// # Safety
+    /// The CPU must support FMA.
+    #[inline]
+    #[target_feature(enable = "avx,fma")]
+    pub fn f64x4(a: __m256d, b: __m256d, c: __m256d) -> __m256d {
+        _mm256_fmadd_pd(a, b, c)
     }
 
     /// Safe to call from code compiled with AVX-512F (a `#[target_feature]` caller).

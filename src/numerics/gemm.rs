@@ -7,7 +7,7 @@
 //! a tile are computed and discarded, and vector lanes run across output columns only. So every
 //! [`Tiling`] at every SIMD level gives the same bits (`tests/simd_levels.rs` forces each one).
 
-use super::fused::{Fma, Hardware, Hardware512, Software};
+use super::fused::{Fma, Hardware256, Hardware512, Software, VectorTile};
 use super::matmul::finish;
 use super::product::{Accum, Product};
 use super::scalar::Scalar;
@@ -282,7 +282,7 @@ unsafe fn task_avx512<S: Scalar>(task: Task<'_, S>, scratch: Scratch<'_, S>, t: 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn task_avx2<S: Scalar>(task: Task<'_, S>, scratch: Scratch<'_, S>, t: Tiling) {
-    by_tiling::<S, Hardware>(task, scratch, t)
+    by_tiling::<S, Hardware256>(task, scratch, t)
 }
 
 #[inline(always)]
@@ -309,9 +309,9 @@ fn tiles<S: Scalar, F: Fma, const R: usize, const C: usize>(t: Task<'_, S>, scra
     let Task { out, a, a_trans, m, row0, rows, bpack, n, bias, accum, .. } = t;
     let Scratch { apack, partial } = scratch;
     let mut sink = Sink { out, rows, n, bias, accum };
-    // The AVX-512 tile broadcasts each `a[r, p]` from memory, so it reads whole panels of `a` in
-    // place; only a ragged last panel (and every panel at the other levels) is packed, zero-padded.
-    let direct = if F::ZMM { rows / R } else { 0 };
+    // The vector tiles broadcast each `a[r, p]` from memory, so they read whole panels of `a` in
+    // place; only a ragged last panel (and every panel at the scalar level) is packed, zero-padded.
+    let direct = if F::TILE == VectorTile::Auto { 0 } else { rows / R };
     pack_a::<S, R>(apack, a, a_trans, m, row0 + direct * R, rows - direct * R, k);
     let mut k0 = 0;
     while k0 < k.max(1) {
@@ -420,11 +420,12 @@ fn tile<S: Scalar, F: Fma, const R: usize, const C: usize>(
             acc[r] = *row;
         }
     }
-    // SAFETY: `F::ZMM` (`Hardware512`) is selected only in `task_avx512`, run on AVX-512 CPUs.
-    if F::ZMM && unsafe { S::tile512(&mut acc, a, bp) } {
+    // SAFETY: `Hardware512` and `Hardware256` are selected only in `task_avx512` and `task_avx2`,
+    // run on CPUs with those features.
+    if F::TILE != VectorTile::Auto && unsafe { S::vector_tile::<F, R, C>(&mut acc, a, bp) } {
         return acc;
     }
-    // Only the AVX-512 tile reads `a` in place (`tiles`); it has a tile for f32 and f64, every width.
+    // Only the vector tiles read `a` in place (`tiles`); they exist for f32 and f64 at every width.
     assert!(a.rs == 1 && a.ps == R, "a packed panel");
     for (x, y) in a.data.chunks_exact(R).zip(bp.chunks_exact(C)) {
         let x: &[S; R] = x.try_into().unwrap();

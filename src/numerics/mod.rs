@@ -10,10 +10,10 @@ pub mod gemm;
 pub mod math;
 pub mod matmul;
 pub mod product;
+#[cfg(target_arch = "x86_64")]
+mod register_tile;
 pub mod scalar;
 pub mod simd;
-#[cfg(target_arch = "x86_64")]
-mod tile512;
 pub mod vmath;
 
 pub use scalar::{Dtype, Scalar};

@@ -106,13 +106,13 @@ pub trait Scalar:
     /// `a·b + c` with one rounding, by the level's FMA (the one fused operation of the crate).
     fn fma<F: Fma>(a: Self, b: Self, c: Self) -> Self;
 
-    /// The matrix kernel's AVX-512 register tile for this type at width `C` (numerics/tile512.rs),
-    /// applied to `acc`; `false` (nothing done) where the type has none.
+    /// The matrix kernel's register tile in `F`'s explicit vectors for this type at width `C`
+    /// (numerics/register_tile.rs), applied to `acc`; `false` (nothing done) where there is none.
     ///
     /// # Safety
-    /// The CPU must support AVX-512F and AVX-512VL.
+    /// The CPU must support `F::TILE`'s vectors: AVX2 and FMA for `Ymm`, AVX-512F and VL for `Zmm`.
     #[inline(always)]
-    unsafe fn tile512<const R: usize, const C: usize>(
+    unsafe fn vector_tile<F: Fma, const R: usize, const C: usize>(
         _acc: &mut [[Self; C]; R],
         _a: super::gemm::APanel<'_, Self>,
         _bp: &[Self],

@@ -1,27 +1,28 @@
-//! The matrix kernel's register tile in explicit vectors, for the AVX-512 level: the same
-//! `acc[r][c] = fma(a[r,p], b[p,c], acc[r][c])`, `p` ascending, as `gemm::tile`, with `V` vectors
-//! across each tile row. Left to itself at this level, LLVM vectorises the generic loop with
-//! gathers and scatters of the accumulators at every step, or keeps to 256-bit vectors and
-//! spills them (15–40× slower, measured on Zen 4).
+//! The matrix kernel's register tile in explicit vectors, for the AVX2 and AVX-512 levels: the
+//! same `acc[r][c] = fma(a[r,p], b[p,c], acc[r][c])`, `p` ascending, as `gemm::tile`, with `V`
+//! vectors across each tile row. Left to itself at AVX-512, LLVM vectorises the generic loop with
+//! gathers and scatters of the accumulators at every step, or keeps to 256-bit vectors and spills
+//! them (15–40× slower, measured on Zen 4); at AVX2 it needs `a` packed, where these tiles
+//! broadcast each `a[r, p]` from wherever it is.
 
 use super::fused::zmm;
 use super::gemm::APanel;
 use std::arch::x86_64::{
-    _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, _mm512_loadu_pd, _mm512_loadu_ps, _mm512_set1_pd,
-    _mm512_set1_ps, _mm512_storeu_pd, _mm512_storeu_ps,
+    _mm256_loadu_pd, _mm256_loadu_ps, _mm256_set1_pd, _mm256_set1_ps, _mm256_storeu_pd, _mm256_storeu_ps,
+    _mm512_loadu_pd, _mm512_loadu_ps, _mm512_set1_pd, _mm512_set1_ps, _mm512_storeu_pd, _mm512_storeu_ps,
 };
 
 macro_rules! tile_vec {
-    ($name:ident, $t:ty, $lanes:literal, $load:ident, $splat:ident, $store:ident, $fma:path) => {
+    ($name:ident, $feat:literal, $t:ty, $lanes:literal, $load:ident, $splat:ident, $store:ident, $fma:path) => {
         /// Accumulate `a` (`R` rows; with `UNIT`, `a.rs` is 1 and row `r` is an address offset) ×
         /// `bp` (`V·lanes` per `p`) into `acc` (`R` rows of `V·lanes`, holding zeros or the sums
         /// carried from the previous block). Each `a[r, p]` is broadcast straight from memory, so a
         /// packed panel and `a` in place cost the same.
         ///
         /// # Safety
-        /// The CPU must support AVX-512F and AVX-512VL.
+        /// The CPU must support the features `$feat`.
         #[inline]
-        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        #[target_feature(enable = $feat)]
         pub unsafe fn $name<const R: usize, const V: usize, const UNIT: bool>(
             acc: &mut [$t],
             a: APanel<'_, $t>,
@@ -59,6 +60,35 @@ macro_rules! tile_vec {
     };
 }
 
-tile_vec!(f32x8_tile, f32, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, zmm::f32x8);
-tile_vec!(f32x16_tile, f32, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_storeu_ps, zmm::f32x16);
-tile_vec!(f64x8_tile, f64, 8, _mm512_loadu_pd, _mm512_set1_pd, _mm512_storeu_pd, zmm::f64x8);
+tile_vec!(
+    f32x8_tile,
+    "avx512f,avx512vl,avx2,fma",
+    f32,
+    8,
+    _mm256_loadu_ps,
+    _mm256_set1_ps,
+    _mm256_storeu_ps,
+    zmm::f32x8
+);
+tile_vec!(
+    f32x16_tile,
+    "avx512f,avx512vl,avx2,fma",
+    f32,
+    16,
+    _mm512_loadu_ps,
+    _mm512_set1_ps,
+    _mm512_storeu_ps,
+    zmm::f32x16
+);
+tile_vec!(
+    f64x8_tile,
+    "avx512f,avx512vl,avx2,fma",
+    f64,
+    8,
+    _mm512_loadu_pd,
+    _mm512_set1_pd,
+    _mm512_storeu_pd,
+    zmm::f64x8
+);
+tile_vec!(f32x8_tile_avx2, "avx2,fma", f32, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_storeu_ps, zmm::f32x8);
+tile_vec!(f64x4_tile_avx2, "avx2,fma", f64, 4, _mm256_loadu_pd, _mm256_set1_pd, _mm256_storeu_pd, zmm::f64x4);
