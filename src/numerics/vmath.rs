@@ -180,12 +180,25 @@ fn needs_outer(ix: u32) -> bool {
     !(0x3180_0000..0x3fa0_0000).contains(&ix)
 }
 
-/// [`erff`] for 2⁻²⁸ ≤ |x| < 1.25: the small or the middle branch, both computed, one selected.
+/// [`erff`] for 2⁻²⁸ ≤ |x| < 1.25: libm's small branch (`x + x·P(z)/Q(z)`, z = x²) or middle
+/// branch (`±(1 − (1 − erx − P(s)/Q(s)))`, s = |x| − 1) — one polynomial pair and one division per lane,
+/// the variable and the coefficients chosen per lane first (the shorter `PP`, `QQ` padded by
+/// leading zero coefficients, whose Horner steps `c + t·0` give `c` exactly), so each lane's
+/// quotient is bit for bit its own branch's.
 #[inline(always)]
 fn erff_small_or_mid(x: f32) -> f32 {
-    let (small, mid) = (erff_small(x), erff_mid(x));
-    sel(x.to_bits() & 0x7fff_ffff < 0x3f58_0000, small, mid)
+    let small = x.to_bits() & 0x7fff_ffff < 0x3f58_0000;
+    let ax = f32::from_bits(x.to_bits() & 0x7fff_ffff);
+    let t = sel(small, x * x, ax - 1.0);
+    let q = horner(t, &pick(small, &PP_PADDED, &PA)) / one_plus(t, &pick(small, &QQ_PADDED, &QA));
+    let y_small = x + x * q;
+    let y_mid = 1.0 - (1.0 - ERX - q);
+    sel(small, y_small, sel(x.to_bits() >> 31 != 0, -y_mid, y_mid))
 }
+
+/// `PP` and `QQ` with leading (highest-order) zero coefficients, as long as `PA` and `QA`.
+const PP_PADDED: [f32; 7] = [PP[0], PP[1], PP[2], PP[3], PP[4], 0.0, 0.0];
+const QQ_PADDED: [f32; 6] = [QQ[0], QQ[1], QQ[2], QQ[3], QQ[4], 0.0];
 
 /// [`erff`] where [`needs_outer`]: tiny, `1 − erfc2(|x|)` up to 6, `1 − 2⁻¹²⁰` beyond, the
 /// special values. libm's two rational functions of erfc2 (|x| below or above 1/0.35) become one
@@ -224,23 +237,6 @@ fn pick<const N: usize>(c: bool, a: &[f32; N], b: &[f32; N]) -> [f32; N] {
     std::array::from_fn(|i| sel(c, a[i], b[i]))
 }
 
-/// `libm::erff` on the small branch only (|x| < 0.84375, not tiny): `x + x·P(z)/Q(z)`.
-#[inline(always)]
-fn erff_small(x: f32) -> f32 {
-    let z = x * x;
-    x + x * (horner(z, &PP) / one_plus(z, &QQ))
-}
-
-/// `libm::erff` on the middle branch only (0.84375 ≤ |x| < 1.25): `±(1 − erfc1(|x|))`, the same
-/// operations as that branch of [`erff`].
-#[inline(always)]
-fn erff_mid(x: f32) -> f32 {
-    let ax = f32::from_bits(x.to_bits() & 0x7fff_ffff);
-    let s1 = ax - 1.0;
-    let y = 1.0 - (1.0 - ERX - horner(s1, &PA) / one_plus(s1, &QA));
-    sel(x.to_bits() >> 31 != 0, -y, y)
-}
-
 /// `v[i] = libm::erff(v[i])`, bit for bit, for a whole slice. libm's small (|x| < 0.84375) and
 /// middle (< 1.25) branches cost one division each; the outer form ([`erff_outer`]: two `expf`,
 /// four divisions) is needed only where [`needs_outer`] — a minority early in training, about
@@ -262,6 +258,16 @@ pub fn erff_in_place(v: &mut [f32], scratch: &mut ErfScratch) {
     }
 }
 
+/// Elements per block of [`ErfScratch::set_aside`]'s test (a 512-bit vector of f32).
+const LANES: usize = 16;
+
+/// Bit `j` set where `block[j]` needs the outer form: one vector compare on a fixed-size block.
+#[inline(always)]
+fn outer_mask(block: &[f32; LANES]) -> u32 {
+    let needs: [bool; LANES] = std::array::from_fn(|j| needs_outer(block[j].to_bits() & 0x7fff_ffff));
+    needs.iter().enumerate().fold(0, |m, (j, &b)| m | (b as u32) << j)
+}
+
 /// Reusable buffers of [`erff_in_place`]: the indices and values set aside for the outer form.
 #[derive(Default)]
 pub struct ErfScratch {
@@ -271,21 +277,25 @@ pub struct ErfScratch {
 
 impl ErfScratch {
     /// Record (index, value) of every element that needs the outer form, in index order; returns
-    /// how many. Eight lanes at a time: a vectorised test gives a bit mask, whose set bits are
-    /// then written out (a per-element branch would mispredict on GELU inputs).
+    /// how many. Sixteen lanes at a time: a vectorised test of a fixed-size block gives a bit
+    /// mask, whose set bits are then written out (a per-element branch would mispredict on GELU
+    /// inputs); most blocks have none before the snap.
     #[inline(always)]
     fn set_aside(&mut self, v: &[f32]) -> usize {
         self.idx.resize(v.len(), 0);
         self.vals.resize(v.len(), 0.0);
         let mut n = 0;
-        for (c, chunk) in v.chunks(8).enumerate() {
-            let mut mask = 0u32;
-            for (j, x) in chunk.iter().enumerate() {
-                mask |= (needs_outer(x.to_bits() & 0x7fff_ffff) as u32) << j;
-            }
+        for (c, chunk) in v.chunks(LANES).enumerate() {
+            let mut mask = match <&[f32; LANES]>::try_from(chunk) {
+                Ok(block) => outer_mask(block),
+                Err(_) => chunk
+                    .iter()
+                    .enumerate()
+                    .fold(0, |m, (j, x)| m | (needs_outer(x.to_bits() & 0x7fff_ffff) as u32) << j),
+            };
             while mask != 0 {
                 let j = mask.trailing_zeros() as usize;
-                (self.idx[n], self.vals[n]) = ((c * 8 + j) as u32, chunk[j]);
+                (self.idx[n], self.vals[n]) = ((c * LANES + j) as u32, chunk[j]);
                 n += 1;
                 mask &= mask - 1;
             }
