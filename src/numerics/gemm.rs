@@ -178,7 +178,9 @@ fn run_column_blocks<S: Scalar>(p: Product<'_, S>, level: Level, t: Tiling) {
 fn run_task<S: Scalar>(task: Task<'_, S>, level: Level, t: Tiling) {
     let (nip, njp) = (task.rows.div_ceil(t.rows), task.n.div_ceil(t.cols));
     let carried = if task.k > t.kc(std::mem::size_of::<S>()) { nip * njp * t.rows * t.cols } else { 0 };
-    with_scratch(&A_PACK, nip * t.rows * task.k, |apack: &mut [S]| {
+    // The vector levels read whole panels of `a` in place and pack at most a ragged last one.
+    let a_panels = if level == Level::Scalar { nip } else { 1 };
+    with_scratch(&A_PACK, a_panels * t.rows * task.k, |apack: &mut [S]| {
         with_scratch(&PARTIAL, carried, |partial: &mut [S]| {
             let scratch = Scratch { apack, partial };
             match level {
