@@ -178,21 +178,14 @@ fn run_column_blocks<S: Scalar>(p: Product<'_, S>, level: Level, t: Tiling) {
 fn run_task<S: Scalar>(task: Task<'_, S>, level: Level, t: Tiling) {
     let (nip, njp) = (task.rows.div_ceil(t.rows), task.n.div_ceil(t.cols));
     let carried = if task.k > t.kc(std::mem::size_of::<S>()) { nip * njp * t.rows * t.cols } else { 0 };
-    // The vector levels read whole panels of `a` in place and pack at most a ragged last one.
-    let a_panels = if level == Level::Scalar { nip } else { 1 };
-    with_scratch(&A_PACK, a_panels * t.rows * task.k, |apack: &mut [S]| {
-        with_scratch(&PARTIAL, carried, |partial: &mut [S]| {
-            let scratch = Scratch { apack, partial };
-            match level {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: `level()` only returns Avx512 when the CPU reports it (with fma).
-                Level::Avx512 => unsafe { task_avx512(task, scratch, t) },
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: `level()` only returns Avx2 when the CPU reports avx2 and fma.
-                Level::Avx2 => unsafe { task_avx2(task, scratch, t) },
-                _ => by_tiling::<S, Software>(task, scratch, t),
-            }
-        })
+    with_scratch(&PARTIAL, carried, |partial: &mut [S]| match level {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level()` only returns Avx512 when the CPU reports it (with fma).
+        Level::Avx512 => unsafe { task_avx512(task, partial, t) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level()` only returns Avx2 when the CPU reports avx2 and fma.
+        Level::Avx2 => unsafe { task_avx2(task, partial, t) },
+        _ => by_tiling::<S, Software>(task, partial, t),
     })
 }
 
@@ -254,12 +247,6 @@ fn deal_rows<'a, S: Scalar, const C: usize>(group: &mut [S], rows: impl Iterator
 /// Parallel groups of panels when packing `b`.
 const PACK_GROUPS: usize = 4;
 
-/// A task's packed rows of `a`, and the sums carried between `kc` blocks.
-struct Scratch<'a, S> {
-    apack: &'a mut [S],
-    partial: &'a mut [S],
-}
-
 /// One task's rows of one product.
 struct Task<'a, S> {
     out: &'a mut [S],
@@ -277,26 +264,26 @@ struct Task<'a, S> {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-unsafe fn task_avx512<S: Scalar>(task: Task<'_, S>, scratch: Scratch<'_, S>, t: Tiling) {
-    by_tiling::<S, Hardware512>(task, scratch, t)
+unsafe fn task_avx512<S: Scalar>(task: Task<'_, S>, partial: &mut [S], t: Tiling) {
+    by_tiling::<S, Hardware512>(task, partial, t)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn task_avx2<S: Scalar>(task: Task<'_, S>, scratch: Scratch<'_, S>, t: Tiling) {
-    by_tiling::<S, Hardware256>(task, scratch, t)
+unsafe fn task_avx2<S: Scalar>(task: Task<'_, S>, partial: &mut [S], t: Tiling) {
+    by_tiling::<S, Hardware256>(task, partial, t)
 }
 
 #[inline(always)]
-fn by_tiling<S: Scalar, F: Fma>(task: Task<'_, S>, scratch: Scratch<'_, S>, t: Tiling) {
+fn by_tiling<S: Scalar, F: Fma>(task: Task<'_, S>, partial: &mut [S], t: Tiling) {
     match (t.rows, t.cols) {
-        (4, 8) => tiles::<S, F, 4, 8>(task, scratch),
-        (6, 8) => tiles::<S, F, 6, 8>(task, scratch),
-        (6, 16) => tiles::<S, F, 6, 16>(task, scratch),
-        (8, 16) => tiles::<S, F, 8, 16>(task, scratch),
-        (8, 32) => tiles::<S, F, 8, 32>(task, scratch),
-        (12, 16) => tiles::<S, F, 12, 16>(task, scratch),
-        (12, 32) => tiles::<S, F, 12, 32>(task, scratch),
+        (4, 8) => tiles::<S, F, 4, 8>(task, partial),
+        (6, 8) => tiles::<S, F, 6, 8>(task, partial),
+        (6, 16) => tiles::<S, F, 6, 16>(task, partial),
+        (8, 16) => tiles::<S, F, 8, 16>(task, partial),
+        (8, 32) => tiles::<S, F, 8, 32>(task, partial),
+        (12, 16) => tiles::<S, F, 12, 16>(task, partial),
+        (12, 32) => tiles::<S, F, 12, 32>(task, partial),
         _ => unreachable!("tiling {t:?} is not in TILINGS"),
     }
 }
@@ -305,43 +292,45 @@ fn by_tiling<S: Scalar, F: Fma>(task: Task<'_, S>, scratch: Scratch<'_, S>, t: T
 /// dimension in blocks of `kc` (column panels inside, so one `kc × C` block of `b` serves every
 /// row tile while it is in L1).
 #[inline(always)]
-fn tiles<S: Scalar, F: Fma, const R: usize, const C: usize>(t: Task<'_, S>, scratch: Scratch<'_, S>) {
+fn tiles<S: Scalar, F: Fma, const R: usize, const C: usize>(t: Task<'_, S>, partial: &mut [S]) {
     let (nip, njp, k) = (t.rows.div_ceil(R), t.n.div_ceil(C), t.k);
     let kc = Tiling { rows: R, cols: C }.kc(std::mem::size_of::<S>());
     let Task { out, a, a_trans, m, row0, rows, bpack, n, bias, accum, .. } = t;
-    let Scratch { apack, partial } = scratch;
     let mut sink = Sink { out, rows, n, bias, accum };
     // The vector tiles broadcast each `a[r, p]` from memory, so they read whole panels of `a` in
     // place; only a ragged last panel (and every panel at the scalar level) is packed, zero-padded.
     let direct = if F::TILE == VectorTile::Auto { 0 } else { rows / R };
-    pack_a::<S, R>(apack, a, a_trans, m, row0 + direct * R, rows - direct * R, k);
-    let mut k0 = 0;
-    while k0 < k.max(1) {
-        let kl = kc.min(k - k0);
-        let (first, last) = (k0 == 0, k0 + kl >= k);
-        for jp in 0..njp {
-            let bp = &bpack[jp * C * k + k0 * C..][..kl * C];
-            for ip in 0..nip {
-                let ap = match (ip < direct, a_trans) {
-                    (true, true) => APanel { data: &a[k0 * m + row0 + ip * R..], rs: 1, ps: m },
-                    (true, false) => APanel { data: &a[(row0 + ip * R) * k + k0..], rs: k, ps: 1 },
-                    _ => APanel { data: &apack[(ip - direct) * R * k + k0 * R..][..kl * R], rs: 1, ps: R },
-                };
-                let carried = &mut partial
-                    [if first && last { 0..0 } else { (jp * nip + ip) * R * C..(jp * nip + ip + 1) * R * C }];
-                let acc = tile::<S, F, R, C>(if first { None } else { Some(carried) }, ap, bp);
-                if last {
-                    store::<S, R, C>(&mut sink, &acc, ip * R, jp * C);
-                } else {
-                    for (row, dst) in acc.iter().zip(carried.chunks_exact_mut(C)) {
-                        let dst: &mut [S; C] = dst.try_into().unwrap();
-                        *dst = *row;
+    let packed = rows - direct * R;
+    with_scratch(&A_PACK, packed.div_ceil(R) * R * k, |apack: &mut [S]| {
+        pack_a::<S, R>(apack, a, a_trans, m, row0 + direct * R, packed, k);
+        let mut k0 = 0;
+        while k0 < k.max(1) {
+            let kl = kc.min(k - k0);
+            let (first, last) = (k0 == 0, k0 + kl >= k);
+            for jp in 0..njp {
+                let bp = &bpack[jp * C * k + k0 * C..][..kl * C];
+                for ip in 0..nip {
+                    let ap = match (ip < direct, a_trans) {
+                        (true, true) => APanel { data: &a[k0 * m + row0 + ip * R..], rs: 1, ps: m },
+                        (true, false) => APanel { data: &a[(row0 + ip * R) * k + k0..], rs: k, ps: 1 },
+                        _ => APanel { data: &apack[(ip - direct) * R * k + k0 * R..][..kl * R], rs: 1, ps: R },
+                    };
+                    let carried = &mut partial
+                        [if first && last { 0..0 } else { (jp * nip + ip) * R * C..(jp * nip + ip + 1) * R * C }];
+                    let acc = tile::<S, F, R, C>(if first { None } else { Some(carried) }, ap, bp);
+                    if last {
+                        store::<S, R, C>(&mut sink, &acc, ip * R, jp * C);
+                    } else {
+                        for (row, dst) in acc.iter().zip(carried.chunks_exact_mut(C)) {
+                            let dst: &mut [S; C] = dst.try_into().unwrap();
+                            *dst = *row;
+                        }
                     }
                 }
             }
+            k0 += kl.max(1);
         }
-        k0 += kl.max(1);
-    }
+    });
 }
 
 /// Where a register tile reads `a[r, p]` (`r` of its `R` rows, `p` from the `kc` block's start):

@@ -261,11 +261,11 @@ pub fn erff_in_place(v: &mut [f32], scratch: &mut ErfScratch) {
 /// Elements per block of [`ErfScratch::set_aside`]'s test (a 512-bit vector of f32).
 const LANES: usize = 16;
 
-/// Bit `j` set where `block[j]` needs the outer form: one vector compare on a fixed-size block.
+/// Bit `j` set where `chunk[j]` needs the outer form (≤ 32 elements; inlined on a fixed-size
+/// block, one vector compare).
 #[inline(always)]
-fn outer_mask(block: &[f32; LANES]) -> u32 {
-    let needs: [bool; LANES] = std::array::from_fn(|j| needs_outer(block[j].to_bits() & 0x7fff_ffff));
-    needs.iter().enumerate().fold(0, |m, (j, &b)| m | (b as u32) << j)
+fn outer_mask(chunk: &[f32]) -> u32 {
+    chunk.iter().enumerate().fold(0, |m, (j, x)| m | (needs_outer(x.to_bits() & 0x7fff_ffff) as u32) << j)
 }
 
 /// Reusable buffers of [`erff_in_place`]: the indices and values set aside for the outer form.
@@ -288,10 +288,7 @@ impl ErfScratch {
         for (c, chunk) in v.chunks(LANES).enumerate() {
             let mut mask = match <&[f32; LANES]>::try_from(chunk) {
                 Ok(block) => outer_mask(block),
-                Err(_) => chunk
-                    .iter()
-                    .enumerate()
-                    .fold(0, |m, (j, x)| m | (needs_outer(x.to_bits() & 0x7fff_ffff) as u32) << j),
+                Err(_) => outer_mask(chunk),
             };
             while mask != 0 {
                 let j = mask.trailing_zeros() as usize;
