@@ -6,6 +6,7 @@
 #   scripts/seed-runs.sh save     stop training; save every run under results/in-progress (to commit):
 #                                 finished runs without checkpoints, unfinished ones with their resume state
 #   scripts/seed-runs.sh status   the state of every run, from the saved runs
+#   scripts/seed-runs.sh land     move the finished saved runs into results/paper, rebuild its report
 #   scripts/seed-runs.sh displacement K   the displacement suite's 50,000-step run at K (10 or 20)
 #                                 on both cores, then its probe (≈ 3 h on an idle 2-core machine)
 # The canonical K = 10 and 20 runs of seeds 1-2 are trained again for their checkpoints and
@@ -31,10 +32,16 @@ seeded() { for r in "$@"; do echo "${r}_s1,${r}_s2"; done | paste -sd,; }
 ASYM=$(for t in bz_to_a a_to_b az_to_b; do for k in 5 10 20; do echo "asym_${t}_k$k"; done; done)
 ASYM_S0="asymmetry:$(echo $ASYM | tr ' ' ,)"
 ASYM_SEEDS="asymmetry:$(seeded $ASYM)"
-QUEUE_A="$ASYM_S0 displacement:10 probes:canonical_k10_s1 probes:canonical_k20_s1 lr:$(seeded lr_k20_eta3e-4 lr_k20_eta5e-4 lr_k20_eta2e-3 lr_k20_eta5e-3)"
-# The rows that differ or are not replicated first (probes, LR, batch, asymmetry); the plateau
-# suite's z-length seeds last (its rows replicate at seed 0).
-QUEUE_B="$ASYM_S0 displacement:20 probes:canonical_k10_s2 probes:canonical_k20_s2 batch:$(seeded batch_k20_b128 batch_k20_b256 batch_k20_b512 batch_k20_b64 batch_k20_b128_eta5e-4 batch_k36_b128 batch_k36_b256 batch_k36_b512 batch_k36_b64) $ASYM_SEEDS plateau:$(seeded zlen1_k10 zlen2_k10 zlen3_k10 zlen4_k10)"
+LR_SLOW="lr:$(seeded lr_k20_eta5e-3)"
+# The displacement suite's seeds 1-2 (50,000 steps each) after the shorter runs.
+DISP_SEEDS="displacement:10_s1 displacement:20_s1 displacement:10_s2 displacement:20_s2"
+QUEUE_A="$ASYM_S0 displacement:10 probes:canonical_k10_s1 probes:canonical_k20_s1 lr:$(seeded lr_k20_eta3e-4 lr_k20_eta5e-4 lr_k20_eta2e-3)"
+# The rows that differ or are not replicated first (probes, LR, batch, asymmetry), then the
+# plateau suite's z-length seeds (its rows replicate at seed 0), the displacement seeds last.
+QUEUE_B="$ASYM_S0 displacement:20 probes:canonical_k10_s2 probes:canonical_k20_s2 batch:$(seeded batch_k20_b128 batch_k20_b256 batch_k20_b512 batch_k20_b64 batch_k20_b128_eta5e-4 batch_k36_b128 batch_k36_b256 batch_k36_b512 batch_k36_b64) $ASYM_SEEDS plateau:$(seeded zlen1_k10 zlen2_k10 zlen3_k10 zlen4_k10) $DISP_SEEDS"
+# η = 5e-3 spends its long plateau in subnormals, which Intel's FMA units take 3-4x longer on:
+# there it trains after everything else, elsewhere with the other LR seeds.
+if grep -q GenuineIntel /proc/cpuinfo; then QUEUE_B="$QUEUE_B $LR_SLOW"; else QUEUE_A="$QUEUE_A $LR_SLOW"; fi
 
 build() {
   cargo build --release --quiet   # $PROBE
@@ -43,22 +50,33 @@ build() {
   cargo build --release --manifest-path "$SRC/Cargo.toml" --target-dir "target/pinned-$PIN"
 }
 
-# Train (or continue) the displacement suite's run at K on THREADS threads at niceness NICE, then
-# probe it once finished. A run the other queue holds is refused by its lock.
+# Train (or continue) the displacement suite's run at K (10, 20; 10_s1 … for seeds 1-2) on THREADS
+# threads at niceness NICE, then probe it once finished. A run the other queue holds is refused
+# by its lock.
 displacement_run() {
-  local k=$1 run="$WORK/paper/runs/displacement_k$1"
+  local k=${1%%_*} run="$WORK/paper/runs/displacement_k$1"
   local train=(env RAYON_NUM_THREADS="${THREADS:-1}" nice -n "${NICE:-0}" "$BIN" train --quiet)
   if [ -f "$run/resume.safetensors" ] && [ ! -f "$run/summary.json" ]; then
     "${train[@]}" --resume "$run" --allow-other-revision || return 0
   elif [ ! -e "$run" ]; then
+    # Seed s: the seed-0 run with init and order seeds 42 + s, as RunSpec::seeded sets them.
+    local seed=() s=${1#"$k"}; s=${s#_s}
+    [ -z "$s" ] || seed=(--set "train.init=\"seed:$((42 + s))\"" --set "train.order_seed=$((42 + s))")
     "${train[@]}" --config "$SRC/configs/canonical_k$k.toml" --out "$run" \
-      --set train.max_steps=50000 --set train.checkpoint_every=200 || return 0
+      --set train.max_steps=50000 --set train.checkpoint_every=200 "${seed[@]}" || return 0
   fi
-  # A run finished in an earlier session was saved without checkpoints, its probe result kept.
-  if [ -f "$run/summary.json" ] && [ ! -f "$run/probes/displacement.json" ]; then
+  probe_finished_displacement "$run"
+  return 0
+}
+
+# Probe a finished displacement run while its checkpoints are here: the probe continues a report
+# an earlier session saved part of. One finished in an earlier session was saved without
+# checkpoints, its probe result kept: nothing to do.
+probe_finished_displacement() {
+  local run=$1
+  if [ -f "$run/summary.json" ] && [ -n "$(ls "$run/checkpoints" 2>/dev/null)" ]; then
     "$PROBE" probe displacement --quiet --run "$run" || true
   fi
-  return 0
 }
 
 # Keep an unfinished displacement run's points so far and its last two 200-step checkpoints
@@ -76,13 +94,49 @@ save_displacement() {
   for f in $last; do cp "$run/checkpoints/$f" "$dst/checkpoints/"; done
 }
 
+# The saved runs, then the campaign's runs `land` moved into results/paper (finished: the queues
+# skip them, and the probed canonical seed runs keep their probe results).
 restore() {
   mkdir -p "$WORK/paper/runs"
-  for run in "$SAVED"/paper/runs/*/; do
+  for run in "$SAVED"/paper/runs/*/ $(landed_runs); do
     [ -d "$run" ] || continue
     dst="$WORK/paper/runs/$(basename "$run")"
     [ -e "$dst" ] || cp -r "$run" "$dst"
   done
+}
+
+# This campaign's runs in results/paper: seeds 1-2, the displacement and the asymmetry runs.
+landed_runs() {
+  ls -d results/paper/runs/*_s[12]/ results/paper/runs/displacement_k*/ results/paper/runs/asym_*/ 2>/dev/null || true
+}
+
+# Move every finished saved run (and the probe results of the canonical seed runs) into
+# results/paper/runs and rebuild its report (scripts/collect-results.sh, from a staging copy:
+# it rebuilds results/paper from scratch). Unfinished runs stay saved.
+land() {
+  local stage name dst landed=()
+  stage=$(mktemp -d); mkdir -p "$stage/paper"
+  cp -r results/paper/runs "$stage/paper/runs"
+  for run in "$SAVED"/paper/runs/*/; do
+    name=$(basename "$run"); dst="$stage/paper/runs/$name"
+    if [ -f "$run/summary.json" ]; then
+      rm -rf "$dst"; cp -r "$run" "$dst"
+    elif [ ! -f "$run/config.toml" ] && [ -d "$dst" ]; then
+      mkdir -p "$dst/probes"; cp "$run"/probes/* "$dst/probes/"
+    else
+      continue
+    fi
+    echo "landed: $name"; landed+=("$run")
+  done
+  scripts/collect-results.sh paper "$stage" results
+  rm -rf "${landed[@]}" "$stage"
+}
+
+# Whether the run in the work tree is in results/paper already, with every probe result it has.
+is_landed() {
+  local run=$1 committed="results/paper/runs/$(basename "$1")" p
+  [ -f "$run/summary.json" ] && [ -f "$committed/summary.json" ] || return 1
+  for p in "$run"/probes/*.json; do [ -e "$p" ] || continue; [ -f "$committed/probes/$(basename "$p")" ] || return 1; done
 }
 
 # The snap, ablation and Hessian probes of a canonical seed run (canonical_k10_s1 …): committed
@@ -143,13 +197,15 @@ case "${1:-}" in
     mkdir -p "$SAVED/paper/runs"
     for run in "$WORK"/paper/runs/*/; do
       [ -f "$run/config.toml" ] || continue
+      is_landed "$run" && continue
       dst="$SAVED/paper/runs/$(basename "$run")"; rm -rf "$dst"; mkdir -p "$dst"
       for f in config.toml manifest.json metrics.jsonl summary.json; do
         [ -f "$run/$f" ] && cp "$run/$f" "$dst/"
       done
       [ -f "$run/summary.json" ] || { [ -f "$run/resume.safetensors" ] && cp "$run/resume.safetensors" "$dst/"; }
       case "$(basename "$run")" in
-        displacement_k*) [ -f "$run/summary.json" ] || { save_displacement "$run" "$dst"; continue; } ;;
+        displacement_k*) [ -f "$run/summary.json" ] || { save_displacement "$run" "$dst"; continue; }
+          probe_finished_displacement "$run" ;;
         # A probed seed run: its probe results only (the committed run holds the rest).
         canonical_k*_s[12]) rm -rf "$dst"; mkdir -p "$dst/probes"
           cp "$run"/probes/*.json "$run"/probes/*.seconds "$dst/probes/" 2>/dev/null || rm -rf "$dst"
@@ -158,6 +214,7 @@ case "${1:-}" in
       # Probe results (the displacement runs'), without their CSV/SVG renderings.
       if [ -d "$run/probes" ]; then mkdir -p "$dst/probes"; cp "$run"/probes/*.json "$run"/probes/*.seconds "$dst/probes/" 2>/dev/null || true; fi
     done ;;
+  land) land ;;
   status)
     for run in "$SAVED"/paper/runs/*/; do
       [ -d "$run" ] || continue

@@ -295,10 +295,12 @@ mod tests {
         assert!(has("lr_k20_eta3e-4_s1") && has("batch_k36_b64_s2") && has("zlen4_k10_s1"), "the suites that differed");
         assert!(!has("canonical_k25_s1") && !has("fixed_d20k_k5_s1") && !has("canonical_k36_s1"));
         assert!(!has("canonical_k3_s3") && !has("linear_k10_s1"));
+        assert!(has("displacement_k20_s2") && has("asym_a_to_b_k5_s1"), "the probes' and asymmetry's runs");
         // Canonical K ≤ 20 (the probed K = 10 and 20 among them), fixed D = 10k, the four LR runs
-        // besides canonical K = 20, nine batch runs and four z lengths, at seeds 1 and 2 (a run two
-        // suites share is trained once).
-        assert_eq!(names.iter().filter(|n| n.ends_with("_s1") || n.ends_with("_s2")).count(), 2 * (8 + 4 + 4 + 9 + 4));
+        // besides canonical K = 20, nine batch runs, four z lengths, two displacement runs and nine
+        // asymmetry runs, at seeds 1 and 2 (a run two suites share is trained once).
+        let seeded = names.iter().filter(|n| n.ends_with("_s1") || n.ends_with("_s2")).count();
+        assert_eq!(seeded, 2 * (8 + 4 + 4 + 9 + 4 + 2 + 9));
         let one = Plan { seeds: Some(1), ..all };
         assert!(one.specs().iter().all(|s| !s.name.ends_with("_s1")), "--seeds 1 turns them off");
         assert!(one.args(Path::new("wt")).ends_with(&["--seeds".into(), "1".into()]));
@@ -317,7 +319,10 @@ mod tests {
             assert_eq!(pairs(suite)[..5], seeded, "{suite}");
             assert_eq!(pairs(suite).len(), 6, "{suite}");
         }
-        assert_eq!(pairs("displacement"), ["displacement_k10", "displacement_k20"], "50,000-step runs: seed 0 only");
+        assert_eq!(
+            pairs("displacement")[2..],
+            ["displacement_k10_s1", "displacement_k20_s1", "displacement_k10_s2", "displacement_k20_s2"]
+        );
         let one = Plan { seeds: Some(1), ..named("hessian") };
         assert_eq!(one.probe_pairs().len(), 2, "--seeds 1: seed 0's runs only");
         // Every probe unit selects its own run by name, the seed runs too.

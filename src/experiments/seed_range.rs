@@ -129,11 +129,24 @@ impl OverSeeds {
         };
         let side = if inside { "inside" } else { "outside" };
         format!(
-            "{name} over {n} seeds: {}; range {}; the paper's {} lies {side} it",
+            "{name} over {n} seeds: {}; range {}; the paper's {} lies {side} it{}",
             each.join(" / "),
             interval(range),
-            interval(paper)
+            interval(paper),
+            self.not_read_off_the_range(inside)
         )
+    }
+
+    /// Where the verdict is not the one the range alone would give, why: every seed passes the
+    /// claim's own criterion (replicated though the paper lies outside), or the seeds disagree on
+    /// the direction (differs though it lies inside), or none points the paper's way.
+    fn not_read_off_the_range(&self, inside: bool) -> &'static str {
+        match (self.verdict, inside) {
+            (Verdict::Replicated, false) => ", yet every seed passes the claim's own criterion",
+            (Verdict::Differs, true) => ", but the seeds split on its direction",
+            (Verdict::NotReplicated, true) => ", but no seed points the paper's way",
+            _ => "",
+        }
     }
 }
 
@@ -216,6 +229,15 @@ mod tests {
         let o = over_seeds(vec![Differs, Differs], &[Some(&a), Some(&b)]);
         assert_eq!((o.paper_inside, o.verdict), (Some(false), Differs));
         assert!(o.describe().ends_with("the paper's 3.60 lies outside it"), "{}", o.describe());
+        let o = over_seeds(vec![Replicated, Replicated], &[Some(&a), Some(&b)]);
+        assert_eq!((o.paper_inside, o.verdict), (Some(false), Replicated));
+        assert!(o.describe().ends_with("lies outside it, yet every seed passes the claim's own criterion"));
+        let o = over_seeds(vec![Replicated, NotReplicated, Differs], &[Some(&a), Some(&b), Some(&c)]);
+        assert_eq!((o.paper_inside, o.verdict), (Some(true), Differs));
+        assert!(o.describe().ends_with("lies inside it, but the seeds split on its direction"), "{}", o.describe());
+        let o = over_seeds(vec![NotReplicated, NotReplicated], &[Some(&a), Some(&c)]);
+        assert_eq!((o.paper_inside, o.verdict), (Some(true), NotReplicated));
+        assert!(o.describe().ends_with("lies inside it, but no seed points the paper's way"), "{}", o.describe());
         let o = over_seeds(vec![Differs, Replicated], &[Some(&a), None]);
         assert_eq!((o.range, o.verdict), (None, Differs));
         assert_eq!(o.describe(), "over 2 seeds: 1 replicate (no paper figure to place in the seeds' range)");

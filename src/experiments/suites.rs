@@ -73,8 +73,8 @@ pub const SEEDED_K: [usize; 8] = [3, 5, 7, 10, 13, 15, 17, 20];
 /// K = 20 (the D-law and, from the same runs, the Δz lead), fixed D = 10k, and the suites whose
 /// rows differ at seed 0 (verdicts issue): LR, batch, the plateau suite's z-length and canonical
 /// runs, and the probes of canonical K = 10 and 20 (snap, ablation, Hessian: the D sweep's seed
-/// runs, trained again for their checkpoints). Displacement's 50,000-step runs are not seeded
-/// (≈ 4 × 14 core-hours).
+/// runs, trained again for their checkpoints), displacement's 50,000-step runs and asymmetry's
+/// nine runs (verdicts issue: every probe of canonical K = 10 / 20, and the row not replicated).
 fn seeded_canonical() -> Vec<RunSpec> {
     SEEDED_K.map(canonical).to_vec()
 }
@@ -165,7 +165,14 @@ pub static SUITES: [Suite; 13] = [
     suite_entry("snap", paper_probed, ci::probed, Some(paper_probed), probe_claims::snap_suite, true),
     suite_entry("ablation", paper_probed, ci::probed, Some(paper_probed), probe_claims::ablation_suite, true),
     suite_entry("hessian", paper_probed, ci::probed, Some(paper_probed), hessian_claims::hessian_suite, true),
-    suite_entry("displacement", paper_displacement, ci::probed, None, displacement_claims::displacement_suite, true),
+    suite_entry(
+        "displacement",
+        paper_displacement,
+        ci::probed,
+        Some(paper_displacement),
+        displacement_claims::displacement_suite,
+        true,
+    ),
     suite_entry(
         "dz-lead",
         paper_canonical_sweep,
@@ -174,7 +181,7 @@ pub static SUITES: [Suite; 13] = [
         dynamics::dz_lead,
         false,
     ),
-    suite_entry("asymmetry", paper_asymmetry, ci::asymmetry, None, asymmetry::asymmetry, false),
+    suite_entry("asymmetry", paper_asymmetry, ci::asymmetry, Some(paper_asymmetry), asymmetry::asymmetry, false),
     suite_entry("z-sharing", paper_z_sharing, ci::z_sharing, None, dynamics::z_sharing, false),
     suite_entry("linear", none, none, None, linear_claims::linear_suite, true),
 ];
@@ -234,6 +241,9 @@ mod tests {
         assert_eq!((seeds("d-scaling", Scale::Paper, None), seeds("fixed-d", Scale::Paper, None)), (3, 3));
         assert_eq!((seeds("linear", Scale::Paper, None), seeds("d-scaling", Scale::Ci, None)), (1, 1));
         assert_eq!((seeds("lr", Scale::Paper, None), seeds("batch", Scale::Paper, None)), (3, 3), "they differed");
+        assert_eq!((seeds("displacement", Scale::Paper, None), seeds("asymmetry", Scale::Paper, None)), (3, 3));
+        assert_eq!(names("displacement", 2), ["displacement_k10_s2", "displacement_k20_s2"]);
+        assert_eq!(names("asymmetry", 1).len(), 9, "every task and K");
         assert_eq!((seeds("z-sharing", Scale::Paper, Some(2)), seeds("d-scaling", Scale::Paper, Some(1))), (2, 1));
         assert_eq!(
             names("z-sharing", 1).len(),
