@@ -124,8 +124,11 @@ impl OverSeeds {
         }
         let (Some(name), Some(range), Some(paper), Some(inside)) = (name, self.range, self.paper, self.paper_inside)
         else {
-            let held = self.verdicts.iter().filter(|v| **v == Verdict::Replicated).count();
-            return format!("over {n} seeds: {held} replicate (no paper figure to place in the seeds' range)");
+            let each: Vec<&str> = self.verdicts.iter().map(|v| v.label()).collect();
+            return format!(
+                "over {n} seeds, each seed's verdict: {} (no paper figure to place in a range)",
+                each.join(" / ")
+            );
         };
         let side = if inside { "inside" } else { "outside" };
         format!(
@@ -240,7 +243,10 @@ mod tests {
         assert!(o.describe().ends_with("lies inside it, but no seed points the paper's way"), "{}", o.describe());
         let o = over_seeds(vec![Differs, Replicated], &[Some(&a), None]);
         assert_eq!((o.range, o.verdict), (None, Differs));
-        assert_eq!(o.describe(), "over 2 seeds: 1 replicate (no paper figure to place in the seeds' range)");
+        assert_eq!(
+            o.describe(),
+            "over 2 seeds, each seed's verdict: differs / replicated (no paper figure to place in a range)"
+        );
         let o = over_seeds(vec![Differs, Incomplete, Incomplete], &[Some(&a), None, None]);
         assert_eq!(o.verdict, Incomplete);
         assert_eq!(o.describe(), "over 3 seeds: r: 1.29 / – / –; s1, s2 not finished");
