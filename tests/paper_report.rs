@@ -242,8 +242,8 @@ fn the_committed_paper_replication_is_complete_and_from_one_revision() {
 
 /// The clean revisions that trained committed paper runs: the paper runs' revision, the seed
 /// runs' pin (results/in-progress/REVISION: the asymmetry runs and the seed runs) and its
-/// predecessor c9b247f, which trained the first seed runs (the pin moved to 488afaf for
-/// `train.stop_after_lag` only; runs continued across the move resume bit-exactly). The
-/// retraining test above reproduces a run of the first and a seed run of c9b247f. A constant-LR
-/// run begun by 488afaf joins that test once one is finished.
-const TRAINING_REVISIONS: [&str; 3] = ["8e2e87bb16ba", "488afaf2eba9", "c9b247f61de8"];
+/// predecessors c9b247f, which trained the first seed runs, and 488afaf (the pin moved to
+/// 488afaf for `train.stop_after_lag` only, then to 38efa2a for its speed; runs continued across
+/// each move resume bit-exactly). The retraining test above reproduces a run of the first and a
+/// seed run of c9b247f. A constant-LR run begun by a later pin joins that test once one is finished.
+const TRAINING_REVISIONS: [&str; 4] = ["8e2e87bb16ba", "38efa2adeda1", "488afaf2eba9", "c9b247f61de8"];
