@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use windtunnel::check::gradcheck::{check_batch, perturbed_model, rel_err};
 use windtunnel::config::RunConfig;
 use windtunnel::model::{HeadPatch, Model, ModelConfig};
-use windtunnel::probes::linear::{LinExample, LinearModel, Positions, train_linear};
+use windtunnel::probes::linear::{LinExample, LinearModel, Positions, SEED, train_linear};
 use windtunnel::probes::{RunView, attention, displacement, snap};
 use windtunnel::task::DataConfig;
 use windtunnel::train::Trainer;
@@ -57,7 +57,7 @@ fn linear_baseline_gradient_matches_finite_differences() {
 #[test]
 fn linear_baseline_stays_at_ln_k_with_no_z_dependence() {
     let cfg = DataConfig { k: 10, n_b: 1000, ..DataConfig::default() };
-    let r = train_linear(&cfg, Positions::First, 3000, 32, &mut |_| {}).unwrap();
+    let r = train_linear(&cfg, Positions::First, 3000, 32, SEED, &mut |_| {}).unwrap();
     assert!((0.85..1.15).contains(&r.final_candidate_over_ln_k), "candidate/ln K = {}", r.final_candidate_over_ln_k);
     // No z-dependence beyond memorising finite-sample selector/character correlations (≈ 0.03
     // nats at 30k steps), against 10–17 nats for a transformer after its transition.

@@ -253,7 +253,7 @@ fn linear(
         "all" => linear::Positions::All,
         s => return Err(Error::config("--positions", format!("{s:?} (allowed first, all)"))),
     };
-    let r = linear::train_linear(&cfg, positions, steps, hidden, &mut |p| {
+    let r = linear::train_linear(&cfg, positions, steps, hidden, linear::SEED, &mut |p| {
         out.note(format!(
             "step {:>6}  loss {:.4}  candidate {:.4}  z-gap {:+.5}",
             p.step, p.train_loss, p.candidate_loss, p.z_gap

@@ -7,13 +7,15 @@ use super::probe_claims::cached_in;
 use super::run_key::Scale;
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
-use crate::probes::linear::{LinearReport, Positions, train_linear};
+use crate::probes::linear::{LinearReport, Positions, SEED, train_linear};
 use crate::task::DataConfig;
 use serde_json::json;
 
-/// The linear baseline's result directories under the runs directory, one per K.
-pub fn linear_names(scale: Scale) -> Vec<String> {
-    linear_plan(scale).0.iter().map(|k| format!("linear_k{k}")).collect()
+/// The linear baseline's result directories under the runs directory at init/order seed `s`,
+/// one per K (`linear_k10`, `linear_k10_s1`, …; seed s trains with seed 42 + s).
+pub fn linear_names(scale: Scale, s: u32) -> Vec<String> {
+    let suffix = if s == 0 { String::new() } else { format!("_s{s}") };
+    linear_plan(scale).0.iter().map(|k| format!("linear_k{k}{suffix}")).collect()
 }
 
 /// The linear baseline's settings per scale: (K values, n_b, steps).
@@ -30,14 +32,13 @@ pub fn linear_suite(ctx: &Ctx, _suite: &Suite) -> Result<SuiteOutcome> {
     let (mut rows, mut series, mut detail, mut data) = (vec![], vec![], vec![], vec![]);
     let mut seconds = 0.0;
     let runs_total = ks.len();
-    for k in ks {
-        let label = format!("linear_k{k}");
+    for (k, label) in ks.into_iter().zip(linear_names(ctx.scale, ctx.seed)) {
         let dir = ctx.runs.join(&label);
         let claim = format!("A two-layer linear model never escapes the plateau (K = {k})");
         let paper = paper::LINEAR_Z_GAP.quote;
         let train = || -> Result<LinearReport> {
             let cfg = DataConfig { k, n_b, ..DataConfig::default() };
-            let r = train_linear(&cfg, Positions::First, steps, 64, &mut |_| {})?;
+            let r = train_linear(&cfg, Positions::First, steps, 64, SEED + u64::from(ctx.seed), &mut |_| {})?;
             let json = serde_json::to_string_pretty(&r).expect("serialises");
             crate::train::layout::write_probe_file(&dir, "linear.json", json.as_bytes())?;
             Ok(r)
@@ -56,7 +57,8 @@ pub fn linear_suite(ctx: &Ctx, _suite: &Suite) -> Result<SuiteOutcome> {
              differs: > 0.8·ln K; a larger z-gap is each selector's first-character frequencies in a finite sample",
         )
         .with("candidate_over_ln_k", c)
-        .with("max_abs_z_gap", g));
+        .with("max_abs_z_gap", g)
+        .measured("max |z-gap| (nats)", &[g], (0.0, 0.002)));
         series.push(Series::line(
             format!("K = {k}: candidate / ln K"),
             rep.points.iter().map(|p| (p.step as f64, p.candidate_loss / rep.ln_k)).collect(),
@@ -114,6 +116,14 @@ mod tests {
         crate::train::layout::write_probe_file(&k10, "linear.json", serde_json::to_string(&report).unwrap().as_bytes())
             .unwrap();
         crate::train::layout::write_probe_file(&k10, "linear.seconds", b"12.5\n").unwrap();
+        // Seed 1's models are their own results, named by seed.
+        let k20_s1 = root.join("runs/linear_k20_s1");
+        crate::train::layout::write_probe_file(
+            &k20_s1,
+            "linear.json",
+            serde_json::to_string(&report).unwrap().as_bytes(),
+        )
+        .unwrap();
         let ctx = Ctx {
             scale: Scale::Paper,
             configs: super::super::configs::Configs::from_arg(None),
@@ -135,7 +145,13 @@ mod tests {
             reads_probes: true,
         };
         let o = suite.grade(&ctx).unwrap();
+        let s1 = suite.grade(&Ctx { seed: 1, ..ctx.clone() }).unwrap();
         std::fs::remove_dir_all(&root).ok();
+        let s1: Vec<Verdict> = s1.rows.iter().map(|r| r.verdict).collect();
+        assert_eq!(s1[0], Verdict::Incomplete, "seed 1 does not read seed 0's K = 10");
+        assert_ne!(s1[1], Verdict::Incomplete, "seed 1's K = 20");
+        let m = o.rows[0].measure.as_ref().expect("the z-gap is placed in the seeds' range");
+        assert_eq!((m.values.as_slice(), m.paper), ([0.03].as_slice(), (0.0, 0.002)));
         assert_eq!((o.runs_complete, o.runs_total), (1, 3), "K = 10 trained, K = 20 and 36 not");
         assert_eq!(o.compute_seconds, 12.5);
         let verdicts: Vec<Verdict> = o.rows.iter().map(|r| r.verdict).collect();

@@ -87,11 +87,11 @@ impl Plan {
     pub fn probe_pairs(&self) -> Vec<(&'static str, String)> {
         let mut v = vec![];
         for suite in self.suites.iter().filter(|s| s.reads_probes) {
-            if suite.name == "linear" {
-                v.extend(super::linear_claims::linear_names(self.scale).into_iter().map(|n| (suite.name, n)));
-                continue;
-            }
             for s in 0..suite.seeds(self.scale, self.seeds) {
+                if suite.name == "linear" {
+                    v.extend(super::linear_claims::linear_names(self.scale, s).into_iter().map(|n| (suite.name, n)));
+                    continue;
+                }
                 v.extend(suite.runs_at_seed(self.scale, s).into_iter().map(|r| (suite.name, r.name)));
             }
         }
@@ -322,6 +322,10 @@ mod tests {
         assert_eq!(
             pairs("displacement")[2..],
             ["displacement_k10_s1", "displacement_k20_s1", "displacement_k10_s2", "displacement_k20_s2"]
+        );
+        assert_eq!(
+            pairs("linear")[3..],
+            ["linear_k10_s1", "linear_k20_s1", "linear_k36_s1", "linear_k10_s2", "linear_k20_s2", "linear_k36_s2"]
         );
         let one = Plan { seeds: Some(1), ..named("hessian") };
         assert_eq!(one.probe_pairs().len(), 2, "--seeds 1: seed 0's runs only");

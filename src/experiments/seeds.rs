@@ -52,13 +52,13 @@ pub fn grade(per_seed: &[Option<bool>], pooled: Option<bool>) -> Verdict {
 /// The Seeds section for the suites already analysed at seed 0 (`outs`): every claim row of each
 /// suite graded with several seeds, re-graded on each seed's runs (the runs the seeds repeat, at
 /// seed 0 too, so every seed grades the same set), plus the pooled D-scaling fit. A probe suite
-/// reads each seed's probe results (computed here when `ctx` allows probes); the linear
-/// baseline has no runs to seed.
+/// reads each seed's probe results (computed here when `ctx` allows probes), the linear baseline
+/// (no runs) its models trained with each seed.
 pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
     let mut seeded = vec![];
     for o in outs {
         let suite = super::suites::suite(&o.suite)?;
-        if ctx.seeds_of(suite) >= 2 && !suite.runs(ctx.scale).is_empty() {
+        if ctx.seeds_of(suite) >= 2 && (!suite.runs(ctx.scale).is_empty() || suite.reads_probes) {
             seeded.push(suite);
         }
     }
@@ -120,6 +120,17 @@ fn scope(ctx: &Ctx, seeded: &[&Suite]) -> Result<String> {
         let name = |r: Option<&super::runner::RunSpec>| r.map_or(String::new(), |r| r.name.clone());
         let (first, last) = (name(rep.first()), name(rep.last()));
         let n = ctx.seeds_of(suite);
+        if rep.is_empty() {
+            // The linear baseline: no runs, its models trained inside the probe with each seed.
+            let names = super::linear_claims::linear_names(ctx.scale, 1);
+            md += &format!(
+                "- {}: {n} seeds of its {} models, trained inside the probe ({} …)\n",
+                suite.name,
+                names.len(),
+                names.join(", ")
+            );
+            continue;
+        }
         let by_seed = (1..n).map(|s| ctx.load_seed(suite, s)).collect::<Result<Vec<_>>>()?;
         let runs: Vec<RunData> = by_seed.into_iter().flatten().collect();
         let done = runs.iter().filter(|r| r.complete).count();

@@ -183,7 +183,7 @@ pub static SUITES: [Suite; 13] = [
     ),
     suite_entry("asymmetry", paper_asymmetry, ci::asymmetry, Some(paper_asymmetry), asymmetry::asymmetry, false),
     suite_entry("z-sharing", paper_z_sharing, ci::z_sharing, None, dynamics::z_sharing, false),
-    suite_entry("linear", none, none, None, linear_claims::linear_suite, true),
+    suite_entry("linear", none, none, Some(none), linear_claims::linear_suite, true),
 ];
 
 type Runs = fn() -> Vec<RunSpec>;
@@ -239,7 +239,8 @@ mod tests {
         assert_eq!(s1[7], sweep[7].seeded(1));
         let seeds = |n: &str, scale, given| suite(n).unwrap().seeds(scale, given);
         assert_eq!((seeds("d-scaling", Scale::Paper, None), seeds("fixed-d", Scale::Paper, None)), (3, 3));
-        assert_eq!((seeds("linear", Scale::Paper, None), seeds("d-scaling", Scale::Ci, None)), (1, 1));
+        assert_eq!((seeds("linear", Scale::Paper, None), seeds("d-scaling", Scale::Ci, None)), (3, 1));
+        assert!(names("linear", 1).is_empty(), "its models train inside the probe");
         assert_eq!((seeds("lr", Scale::Paper, None), seeds("batch", Scale::Paper, None)), (3, 3), "they differed");
         assert_eq!((seeds("displacement", Scale::Paper, None), seeds("asymmetry", Scale::Paper, None)), (3, 3));
         assert_eq!(names("displacement", 2), ["displacement_k10_s2", "displacement_k20_s2"]);
