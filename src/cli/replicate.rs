@@ -27,7 +27,7 @@ pub struct Args {
     /// `<run>_s<s>` with seeds 42 + s. The report adds the spread across seeds. Default: 3 at
     /// paper scale for the fits (d-scaling and dz-lead to K = 20, fixed-d at D = 10k) and the
     /// suites that differed at seed 0 (plateau, lr, batch, snap, ablation, hessian, displacement,
-    /// asymmetry), else 1.
+    /// asymmetry, linear), else 1.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
     seeds: Option<u32>,
     /// Read the suites' config files from this directory instead of the built-in copies.
