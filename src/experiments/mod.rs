@@ -20,6 +20,7 @@ pub mod report;
 pub mod run_key;
 pub mod runner;
 pub mod scaling;
+pub mod seed_figure;
 pub mod seed_range;
 pub mod seeds;
 pub mod slurm;

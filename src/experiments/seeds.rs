@@ -109,7 +109,18 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
     for f in figures {
         md += &format!("\n![seeds]({f})\n");
     }
+    md += &against_the_paper(ctx, &claims)?;
     Ok(Section { markdown: md, data: Some(serde_json::Value::Object(data)), graded: claims })
+}
+
+/// The figure of every seed's figure against the paper's value (`seed_figure`), with the list
+/// of the claims it numbers.
+fn against_the_paper(ctx: &Ctx, claims: &[Graded]) -> Result<String> {
+    let labelled: Vec<(String, &OverSeeds)> =
+        claims.iter().map(|g| (format!("{}: {}", g.suite, g.claim), &g.over_seeds)).collect();
+    let Some((fig, names)) = super::seed_figure::render(&labelled)? else { return Ok(String::new()) };
+    let f = ctx.figure("seeds_vs_paper.svg", &fig)?;
+    Ok(format!("\n![each seed against the paper]({f})\n\n{names}"))
 }
 
 /// Which runs each seeded suite repeats, and how far its seed runs (s ≥ 1) are, for the report.
