@@ -153,12 +153,13 @@ fn without_timing(line: &str) -> &str {
 fn the_code_today_retrains_the_start_of_committed_paper_runs_bit_for_bit() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     // The canonical K = 3 run and a seed run (other init and order streams) of the revision that
-    // trained the paper runs, and a seed run of the seed-runs pin's first revision
+    // trained the paper runs, and a seed run each of the seed-runs pin's first two revisions
     // (TRAINING_REVISIONS); all constant-LR, so stopping them early does not change their schedule.
     for (dir, run) in [
         ("results/paper/runs", "canonical_k3"),
         ("results/paper/runs", "canonical_k20_s2"),
         ("results/paper/runs", "lr_k20_eta3e-4_s1"),
+        ("results/paper/runs", "lr_k20_eta2e-3_s2"),
     ] {
         let root = repo.join(dir);
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("retrain-{run}"));
@@ -245,5 +246,6 @@ fn the_committed_paper_replication_is_complete_and_from_one_revision() {
 /// predecessors c9b247f, which trained the first seed runs, and 488afaf (the pin moved to
 /// 488afaf for `train.stop_after_lag` only, then to 38efa2a for its speed; runs continued across
 /// each move resume bit-exactly). The retraining test above reproduces a run of the first and a
-/// seed run of c9b247f. A constant-LR run begun by a later pin joins that test once one is finished.
+/// seed run each of c9b247f and 488afaf; a constant-LR run begun by 38efa2a joins it once one is
+/// finished.
 const TRAINING_REVISIONS: [&str; 4] = ["8e2e87bb16ba", "38efa2adeda1", "488afaf2eba9", "c9b247f61de8"];
