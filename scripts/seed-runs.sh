@@ -225,6 +225,7 @@ case "${1:-}" in
       elif [ ! -f "$run/config.toml" ]; then s="probed: $(cd "$run/probes" && ls *.json | sed 's/.json//' | paste -sd' ')"
       else s="at step ${last:-0}"; fi
       echo "$(basename "$run") $s"
-    done ;;
+    done
+    echo "in results/paper/runs (landed, or seeds of earlier suites): $(landed_runs | wc -l) seed, displacement and asymmetry runs" ;;
   *) sed -n '2,10p' "$0"; exit 2 ;;
 esac
