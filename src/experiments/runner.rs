@@ -122,6 +122,11 @@ pub fn execute(
             scope.spawn(|| {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build().expect("thread pool");
                 loop {
+                    // After Ctrl-C or SIGTERM no run starts: the runs in progress save their resume
+                    // state and the rest stay not started (each would stop at once and save one).
+                    if crate::train::progress::interrupted() {
+                        break;
+                    }
                     let Some(spec) = queue.lock().unwrap().pop_front() else { break };
                     let dir = runs.join(&spec.name);
                     let outcome = pool.install(|| run_one(&spec, configs, &dir, other_revision, progress));
