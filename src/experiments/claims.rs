@@ -27,6 +27,9 @@ pub struct Suite {
     pub(super) analyse: fn(&Ctx, &Suite) -> Result<SuiteOutcome>,
     /// Its claims read probe results computed on its runs' checkpoints.
     pub reads_probes: bool,
+    /// For a suite whose probe trains its own models (the linear baseline: no training runs),
+    /// their result directories at init/order seed `s`.
+    pub probe_models: Option<fn(Scale, u32) -> Vec<String>>,
 }
 
 impl std::fmt::Debug for Suite {

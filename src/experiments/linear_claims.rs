@@ -147,6 +147,7 @@ mod tests {
             seeded: None,
             analyse: linear_suite,
             reads_probes: true,
+            probe_models: Some(linear_names),
         };
         let o = suite.grade(&ctx).unwrap();
         let s1 = suite.grade(&Ctx { seed: 1, ..ctx.clone() }).unwrap();

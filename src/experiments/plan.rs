@@ -88,11 +88,11 @@ impl Plan {
         let mut v = vec![];
         for suite in self.suites.iter().filter(|s| s.reads_probes) {
             for s in 0..suite.seeds(self.scale, self.seeds) {
-                if suite.name == "linear" {
-                    v.extend(super::linear_claims::linear_names(self.scale, s).into_iter().map(|n| (suite.name, n)));
-                    continue;
-                }
-                v.extend(suite.runs_at_seed(self.scale, s).into_iter().map(|r| (suite.name, r.name)));
+                let names = match suite.probe_models {
+                    Some(models) => models(self.scale, s),
+                    None => suite.runs_at_seed(self.scale, s).into_iter().map(|r| r.name).collect(),
+                };
+                v.extend(names.into_iter().map(|n| (suite.name, n)));
             }
         }
         v

@@ -131,9 +131,8 @@ fn scope(ctx: &Ctx, seeded: &[&Suite]) -> Result<String> {
         let name = |r: Option<&super::runner::RunSpec>| r.map_or(String::new(), |r| r.name.clone());
         let (first, last) = (name(rep.first()), name(rep.last()));
         let n = ctx.seeds_of(suite);
-        if rep.is_empty() {
-            // The linear baseline: no runs, its models trained inside the probe with each seed.
-            let names = super::linear_claims::linear_names(ctx.scale, 1);
+        if let Some(models) = suite.probe_models {
+            let names = models(ctx.scale, 1);
             md += &format!(
                 "- {}: {n} seeds of its {} models, trained inside the probe ({} …)\n",
                 suite.name,

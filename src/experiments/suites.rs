@@ -183,7 +183,10 @@ pub static SUITES: [Suite; 13] = [
     ),
     suite_entry("asymmetry", paper_asymmetry, ci::asymmetry, Some(paper_asymmetry), asymmetry::asymmetry, false),
     suite_entry("z-sharing", paper_z_sharing, ci::z_sharing, None, dynamics::z_sharing, false),
-    suite_entry("linear", none, none, Some(none), linear_claims::linear_suite, true),
+    trains_in_probe(
+        suite_entry("linear", none, none, Some(none), linear_claims::linear_suite, true),
+        linear_claims::linear_names,
+    ),
 ];
 
 type Runs = fn() -> Vec<RunSpec>;
@@ -198,7 +201,12 @@ const fn suite_entry(
     analyse: fn(&Ctx, &Suite) -> Result<SuiteOutcome>,
     reads_probes: bool,
 ) -> Suite {
-    Suite { name, paper, ci, seeded, analyse, reads_probes }
+    Suite { name, paper, ci, seeded, analyse, reads_probes, probe_models: None }
+}
+
+/// `suite`, whose probe trains its own models, named at each seed by `models`.
+const fn trains_in_probe(suite: Suite, models: fn(Scale, u32) -> Vec<String>) -> Suite {
+    Suite { probe_models: Some(models), ..suite }
 }
 
 /// The suite called `name`; an unknown name is an error listing the valid ones.
@@ -302,7 +310,7 @@ mod tests {
 
     #[test]
     fn every_suite_but_the_linear_baseline_has_runs_at_both_scales() {
-        for s in SUITES.iter().filter(|s| s.name != "linear") {
+        for s in SUITES.iter().filter(|s| s.probe_models.is_none()) {
             assert!(!s.runs(Scale::Paper).is_empty() && !s.runs(Scale::Ci).is_empty(), "{}", s.name);
         }
     }
