@@ -1,6 +1,8 @@
 //! `windtunnel export` and `windtunnel verify` end to end, including bad files.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::Scratch;
+use std::path::Path;
 use std::process::Command;
 use windtunnel::io::tensors::{self, Values};
 
@@ -9,10 +11,8 @@ fn run(args: &[&str]) -> (i32, String, String) {
     (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wt-interop-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+fn tmp(name: &str) -> Scratch {
+    Scratch::new(&format!("interop-{name}"))
 }
 
 fn s(p: &Path) -> &str {

@@ -17,15 +17,14 @@ use windtunnel::train::rundir::RunDir;
 use windtunnel::train::{MemorySink, Record, Sink, Trainer};
 
 mod common;
+use common::Scratch;
 
 fn cfg() -> RunConfig {
     RunConfig::from_toml_with(common::SMALL, &[], "test").unwrap()
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("wt-repair-{}-{name}", std::process::id()));
-    std::fs::remove_dir_all(&d).ok();
-    d
+fn tmpdir(name: &str) -> Scratch {
+    Scratch::new(&format!("repair-{name}"))
 }
 
 fn windtunnel() -> Command {
@@ -132,7 +131,7 @@ fn no_summary_is_written_from_records_with_a_gap() {
 
 #[test]
 fn poisoned_adam_moments_in_the_resume_state_are_named_before_training() {
-    let cfg_path = tmpdir("cfg_poison").with_extension("toml");
+    let cfg_path = tmpdir("cfg_poison.toml");
     std::fs::write(&cfg_path, common::SMALL.replace("max_steps = 40", "max_steps = 20")).unwrap();
     let dir = tmpdir("poisoned");
     let train = |args: &[&str]| windtunnel().args(args).output().unwrap();
@@ -161,9 +160,9 @@ fn poisoned_adam_moments_in_the_resume_state_are_named_before_training() {
 #[test]
 fn a_moved_init_file_does_not_block_a_resume_from_the_resume_state() {
     let cfg = cfg();
-    let init = tmpdir("init").with_extension("safetensors");
+    let init = tmpdir("init.safetensors");
     windtunnel::io::weights::save_params(&init, &Model::<f32>::init(&cfg.model, 7)).unwrap();
-    let cfg_path = tmpdir("cfg_init").with_extension("toml");
+    let cfg_path = tmpdir("cfg_init.toml");
     std::fs::write(&cfg_path, common::SMALL.replace("max_steps = 40", "max_steps = 20")).unwrap();
     let dir = tmpdir("moved_init");
     let made = windtunnel()

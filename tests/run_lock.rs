@@ -3,7 +3,7 @@
 //! exactly one writer, every other one refused by name, and metrics that are complete, in order
 //! and bit-identical to a run trained alone; eight `train --force` at once retrain it one at a time.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use windtunnel::train::layout::read_metrics;
 use windtunnel::train::record::without_timing;
@@ -12,12 +12,10 @@ const N: usize = 8;
 const ROUNDS: usize = 20;
 
 mod common;
-use common::SMALL;
+use common::{SMALL, Scratch};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("wt-runlock-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn tmp(name: &str) -> Scratch {
+    Scratch::new(&format!("runlock-{name}"))
 }
 
 fn bin() -> Command {
@@ -56,8 +54,8 @@ fn reference(cfg: &Path, name: &str) -> Vec<windtunnel::train::Record> {
     m
 }
 
-fn config_file(name: &str) -> PathBuf {
-    let p = tmp(&format!("cfg-{name}")).with_extension("toml");
+fn config_file(name: &str) -> Scratch {
+    let p = tmp(&format!("cfg-{name}.toml"));
     std::fs::write(&p, SMALL).unwrap();
     p
 }
@@ -168,7 +166,7 @@ fn interrupted_run(cfg: &Path, dir: &Path) {
     let full = tmp("full");
     std::fs::rename(dir, &full).unwrap();
     // Retrain to step 20 only: same bits up to there, then drop what a kill would not have written.
-    let short = tmp("short-cfg").with_extension("toml");
+    let short = tmp("short-cfg.toml");
     std::fs::write(&short, SMALL.replace("max_steps = 40", "max_steps = 20")).unwrap();
     let st = bin().args(["train", "--quiet", "--config"]).arg(&short).arg("--out").arg(dir).status().unwrap();
     assert!(st.success());

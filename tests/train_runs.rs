@@ -1,7 +1,7 @@
 //! Training runs: determinism across thread counts, bit-exact resume (in process and after
 //! SIGKILL at arbitrary moments), run-directory safety, and divergence handling.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use windtunnel::check::golden::tensor_hash;
 use windtunnel::config::RunConfig;
@@ -12,16 +12,14 @@ use windtunnel::train::rundir::RunDir;
 use windtunnel::train::{MemorySink, Record, Trainer};
 
 mod common;
-use common::SMALL;
+use common::{SMALL, Scratch};
 
 fn small(overrides: &[&str]) -> RunConfig {
     RunConfig::from_toml_with(SMALL, &overrides.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "test").unwrap()
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("wt-runs-{}-{name}", std::process::id()));
-    std::fs::remove_dir_all(&d).ok();
-    d
+fn tmpdir(name: &str) -> Scratch {
+    Scratch::new(&format!("runs-{name}"))
 }
 
 fn straight(cfg: &RunConfig) -> (Model<f32>, Vec<Record>) {
@@ -109,7 +107,7 @@ fn final_hash(dir: &Path) -> String {
 
 #[test]
 fn sigkill_at_arbitrary_moments_then_resume_gives_the_same_bits() {
-    let cfg_path = tmpdir("cfg").with_extension("toml");
+    let cfg_path = tmpdir("cfg.toml");
     std::fs::write(
         &cfg_path,
         SMALL.replace("max_steps = 40", "max_steps = 300").replace("checkpoint_every = 10", "checkpoint_every = 7"),
@@ -168,7 +166,7 @@ fn sigkill_at_arbitrary_moments_then_resume_gives_the_same_bits() {
 
 #[test]
 fn an_existing_run_directory_is_never_overwritten_without_force() {
-    let cfg_path = tmpdir("cfg2").with_extension("toml");
+    let cfg_path = tmpdir("cfg2.toml");
     std::fs::write(&cfg_path, SMALL.replace("max_steps = 40", "max_steps = 5")).unwrap();
     let dir = tmpdir("exists");
     let run = |extra: &[&str]| {
@@ -195,9 +193,9 @@ fn divergence_stops_with_a_clear_message_and_keeps_the_last_good_checkpoint() {
     for p in m.params.iter_mut() {
         *p *= 1e30;
     }
-    let init = tmpdir("huge").with_extension("safetensors");
+    let init = tmpdir("huge.safetensors");
     windtunnel::io::weights::save_params(&init, &m).unwrap();
-    let cfg_path = tmpdir("cfg3").with_extension("toml");
+    let cfg_path = tmpdir("cfg3.toml");
     std::fs::write(&cfg_path, SMALL).unwrap();
     let dir = tmpdir("nan");
     let out = bin()
@@ -254,7 +252,7 @@ fn stop_after_taus_without_a_transition_runs_to_max_steps() {
 
 #[test]
 fn a_run_of_another_arithmetic_version_is_not_resumed() {
-    let cfg_path = tmpdir("cfg_v1").with_extension("toml");
+    let cfg_path = tmpdir("cfg_v1.toml");
     std::fs::write(&cfg_path, SMALL.replace("max_steps = 40", "max_steps = 20")).unwrap();
     let dir = tmpdir("v1run");
     let train = |args: &[&str]| bin().args(args).output().unwrap();
@@ -279,7 +277,7 @@ fn a_run_of_another_arithmetic_version_is_not_resumed() {
 
 #[test]
 fn an_edited_config_or_another_dtype_is_not_resumed_and_says_which() {
-    let cfg_path = tmpdir("cfg_edit").with_extension("toml");
+    let cfg_path = tmpdir("cfg_edit.toml");
     std::fs::write(&cfg_path, SMALL.replace("max_steps = 40", "max_steps = 20")).unwrap();
     let dir = tmpdir("edited");
     let train = |args: &[&str]| bin().args(args).output().unwrap();
@@ -313,7 +311,7 @@ fn an_edited_config_or_another_dtype_is_not_resumed_and_says_which() {
 
 #[test]
 fn a_run_killed_before_its_first_resume_state_resumes_from_step_0_with_the_same_bits() {
-    let cfg_path = tmpdir("cfg_early").with_extension("toml");
+    let cfg_path = tmpdir("cfg_early.toml");
     std::fs::write(&cfg_path, SMALL.replace("max_steps = 40", "max_steps = 20")).unwrap();
     let (straight_dir, dir) = (tmpdir("early_straight"), tmpdir("early_killed"));
     let train = |args: &[&str]| bin().args(args).output().unwrap();
@@ -466,4 +464,24 @@ fn the_progress_display_sees_every_step_and_every_record_the_sink_keeps() {
     assert_eq!(tally.steps, (1..=max).collect::<Vec<_>>());
     assert_eq!(tally.records, sink.records.iter().map(|r| r.step).collect::<Vec<_>>());
     assert_eq!(tally.records.len(), 8);
+}
+
+/// The tests' scratch paths leave nothing behind: a directory or a file, also when a test panics.
+#[test]
+fn scratch_paths_are_removed_when_dropped_even_by_a_panic() {
+    let (dir, file) = (tmpdir("scratch-dir"), tmpdir("scratch.toml"));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub/x"), "x").unwrap();
+    std::fs::write(&file, "x").unwrap();
+    let (d, f) = (dir.to_path_buf(), file.to_path_buf());
+    drop((dir, file));
+    assert!(!d.exists() && !f.exists(), "{} or {} left behind", d.display(), f.display());
+    let inner = std::panic::catch_unwind(|| {
+        let dir = tmpdir("scratch-panic");
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.to_path_buf();
+        std::panic::panic_any(p);
+    });
+    let p = *inner.unwrap_err().downcast::<std::path::PathBuf>().unwrap();
+    assert!(!p.exists(), "{} left behind by a panicking test", p.display());
 }

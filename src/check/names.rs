@@ -71,6 +71,7 @@ mod tests {
         let bad = dir.join("bad.txt");
         std::fs::write(&bad, "wte embed.W_E\nonly_one\n").unwrap();
         let e = read_rename(&bad).unwrap_err().to_string();
+        std::fs::remove_dir_all(&dir).ok();
         assert!(e.contains("line 2") && e.contains("only_one"), "{e}");
     }
 }
