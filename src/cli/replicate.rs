@@ -369,7 +369,7 @@ fn hours_left(estimates: &[Option<f64>]) -> String {
     // Only a non-empty sum: an empty f64 sum is −0, and "≈ -0.0 core-hours" reads as a bug.
     let total: f64 = known.iter().sum();
     let tail = if unknown > 0 { format!(", and {rest}") } else { String::new() };
-    format!("≈ {total:.1} core-hours (one thread per run, at the finished runs' steps/s){tail}")
+    format!("≈ {total:.1} core-hours (one thread per run, at the steps/s each run measured, or its kind's){tail}")
 }
 
 #[cfg(test)]

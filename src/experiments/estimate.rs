@@ -1,6 +1,7 @@
-//! How long a plan's training units will take, from what the finished runs measured: a seeded
-//! run is expected to run as long as its seed-0 run did, at that run's steps/s; any other run up
-//! to its `max_steps`, at the median steps/s of the finished runs of its batch size.
+//! How long a plan's training units will take, from what the runs measured: a seeded run is
+//! expected to run as long as its seed-0 run did, any other run up to its `max_steps`; at its own
+//! steps/s once it has trained (this machine, this build), else at its seed-0 run's, else at the
+//! median steps/s of the finished runs of its batch size.
 
 use super::run_key::RunKey;
 use crate::train::layout::read_summary;
@@ -30,16 +31,32 @@ impl Rates {
     }
 }
 
-/// Hours left for the unfinished run `key` at `step`, and what the estimate rests on.
-pub fn unit(runs: &Path, key: RunKey, step: u64, max_steps: u64, batch: usize, rates: &Rates) -> Option<(f64, String)> {
+/// Hours left for the unfinished run `key` at `step`, and what the estimate rests on. The
+/// length: as long as its seed-0 run (a seeded run), else `max_steps`. The rate: the run's own
+/// so far (`own_rate`, measured where and by what it trains now), else its seed-0 run's, else
+/// the median of the finished runs of its batch size.
+pub fn unit(
+    runs: &Path,
+    key: RunKey,
+    (step, own_rate): (u64, Option<f64>),
+    max_steps: u64,
+    batch: usize,
+    rates: &Rates,
+) -> Option<(f64, String)> {
+    let own = own_rate.filter(|r| *r > 0.0 && r.is_finite());
+    let at_own = |h: f64, why: String| match own {
+        Some(r) => (h, format!("{why}, at its own {r:.2} steps/s")),
+        None => (h, why),
+    };
     let base = key.with_seed(0).to_string();
     if key.seed != 0
         && let Ok(s) = read_summary(&runs.join(&base))
     {
-        return hours_left(s.steps, step, s.steps_per_s).map(|h| (h, format!("as {base}: {} steps", s.steps)));
+        let why = format!("as {base}: {} steps", s.steps);
+        return hours_left(s.steps, step, own.unwrap_or(s.steps_per_s)).map(|h| at_own(h, why));
     }
-    let rate = rates.median(batch)?;
-    hours_left(max_steps, step, rate).map(|h| (h, format!("up to max_steps {max_steps}")))
+    let rate = own.or_else(|| rates.median(batch))?;
+    hours_left(max_steps, step, rate).map(|h| at_own(h, format!("up to max_steps {max_steps}")))
 }
 
 #[cfg(test)]
@@ -81,13 +98,19 @@ mod tests {
             "eval_seconds": 0.0, "eval_overhead": 0.0, "steps_per_s": 2.0});
         std::fs::write(base.join("summary.json"), summary.to_string()).unwrap();
         let rates = Rates::default();
-        let (h, why) = unit(&runs, a.with_seed(1), 3600, 50_000, 128, &rates).expect("from seed 0");
+        let (h, why) = unit(&runs, a.with_seed(1), (3600, None), 50_000, 128, &rates).expect("from seed 0");
         assert_eq!((h, why.as_str()), (0.5, "as lr_k20_eta3e-4: 7200 steps"));
-        assert_eq!(unit(&runs, b.with_seed(1), 0, 50_000, 128, &rates), None, "no sibling, no measured rate");
-        assert_eq!(unit(&runs, a, 0, 50_000, 128, &rates), None, "seed 0 is not its own sibling");
+        // A run that has trained says how fast it goes here: its own rate, seed 0's length.
+        let (h, why) = unit(&runs, a.with_seed(1), (3600, Some(0.5)), 50_000, 128, &rates).unwrap();
+        assert_eq!((h, why.as_str()), (2.0, "as lr_k20_eta3e-4: 7200 steps, at its own 0.50 steps/s"));
+        assert_eq!(unit(&runs, a.with_seed(1), (3600, Some(0.0)), 50_000, 128, &rates).unwrap().0, 0.5, "no rate yet");
+        assert_eq!(unit(&runs, b.with_seed(1), (0, None), 50_000, 128, &rates), None, "no sibling, no measured rate");
+        assert_eq!(unit(&runs, a, (0, None), 50_000, 128, &rates), None, "seed 0 is not its own sibling");
+        let (h, why) = unit(&runs, a, (10_000, Some(4.0)), 46_000, 128, &rates).unwrap();
+        assert_eq!((h, why.as_str()), (2.5, "up to max_steps 46000, at its own 4.00 steps/s"));
         let mut rates = Rates::default();
         rates.add(128, 10.0);
-        let (h, _) = unit(&runs, b.with_seed(1), 0, 36_000, 128, &rates).unwrap();
+        let (h, _) = unit(&runs, b.with_seed(1), (0, None), 36_000, 128, &rates).unwrap();
         assert_eq!(h, 1.0);
         std::fs::remove_dir_all(&runs).ok();
     }

@@ -151,10 +151,11 @@ impl Plan {
             };
             let mut command = self.args(bin);
             command.extend(["--only".into(), spec.name.clone()]);
-            let step = last.map_or(0, |r| r.step);
+            let (step, own_rate) = last.map_or((0, None), |r| (r.step, Some(r.steps_per_s)));
+            let (max, batch) = (cfg.train.max_steps, cfg.train.batch_size);
             let (hours_left, estimate) = match state {
                 State::Finished => (Some(0.0), String::new()),
-                _ => super::estimate::unit(&dir, spec.key, step, cfg.train.max_steps, cfg.train.batch_size, &rates)
+                _ => super::estimate::unit(&dir, spec.key, (step, own_rate), max, batch, &rates)
                     .map_or((None, String::new()), |(h, why)| (Some(h), why)),
             };
             v.push(Unit {
