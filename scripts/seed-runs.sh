@@ -5,6 +5,7 @@
 #   scripts/seed-runs.sh start    build the pinned revision, restore the saved runs, train in the background
 #   scripts/seed-runs.sh save     stop training; save every run under results/in-progress (to commit):
 #                                 finished runs without checkpoints, unfinished ones with their resume state
+#                                 (not those short of MIN_SAVED = 500 steps: they train again)
 #   scripts/seed-runs.sh status   the state of every run, from the saved runs
 #   scripts/seed-runs.sh land     move the finished saved runs into results/paper, rebuild its report
 #   scripts/seed-runs.sh displacement K   the displacement suite's 50,000-step run at K (10 or 20)
@@ -94,6 +95,23 @@ save_displacement() {
   last=$(ls "$run/checkpoints" | grep -E '^step_[0-9]+\.safetensors$' |
     awk -F'[_.]' '$2 % 200 == 0' | sort | tail -n 2)
   for f in $last; do cp "$run/checkpoints/$f" "$dst/checkpoints/"; done
+}
+
+# The last step a run recorded (0: none yet).
+last_step() {
+  local r
+  r=$(tail -n1 "$1/metrics.jsonl" 2>/dev/null | sed -n 's/^{"step":\([0-9]*\).*/\1/p' || true)
+  echo "${r:-0}"
+}
+
+# An unfinished run (not a displacement run: those keep their own points) that recorded fewer
+# than MIN_SAVED steps is not saved: it trains again from step 0 next session, a few minutes lost
+# against a 9.7 MB resume state in the repository.
+MIN_SAVED=${MIN_SAVED:-500}
+too_short_to_save() {
+  local run=$1
+  [ ! -f "$run/summary.json" ] && [ "$(last_step "$run")" -lt "$MIN_SAVED" ] &&
+    case "$(basename "$run")" in displacement_k*|canonical_k*_s[12]) false ;; *) true ;; esac
 }
 
 # The saved runs, then the campaign's runs `land` moved into results/paper (finished: the queues
@@ -200,7 +218,12 @@ case "${1:-}" in
     for run in "$WORK"/paper/runs/*/; do
       [ -f "$run/config.toml" ] || continue
       is_landed "$run" && continue
-      dst="$SAVED/paper/runs/$(basename "$run")"; rm -rf "$dst"; mkdir -p "$dst"
+      dst="$SAVED/paper/runs/$(basename "$run")"; rm -rf "$dst"
+      if too_short_to_save "$run"; then
+        echo "$(basename "$run"): not saved (step $(last_step "$run") < $MIN_SAVED); it trains again from step 0"
+        continue
+      fi
+      mkdir -p "$dst"
       for f in config.toml manifest.json metrics.jsonl summary.json; do
         [ -f "$run/$f" ] && cp "$run/$f" "$dst/"
       done
@@ -220,7 +243,7 @@ case "${1:-}" in
   status)
     for run in "$SAVED"/paper/runs/*/; do
       [ -d "$run" ] || continue
-      last=$(tail -n1 "$run/metrics.jsonl" 2>/dev/null | sed 's/.*"step":\([0-9]*\).*/\1/;s/,.*//' || true)
+      last=$(last_step "$run")
       if [ -f "$run/summary.json" ]; then s=finished
       elif [ ! -f "$run/config.toml" ]; then s="probed: $(cd "$run/probes" && ls *.json | sed 's/.json//' | paste -sd' ')"
       else s="at step ${last:-0}"; fi
