@@ -140,6 +140,22 @@ impl OverSeeds {
         )
     }
 
+    /// The rule [`grade`] applied, for a row's reason: with the paper placed in the seeds' range,
+    /// or (no figure in every seed) by agreement.
+    pub fn criterion(&self) -> String {
+        let n = self.verdicts.len();
+        match self.paper_inside {
+            Some(_) => format!(
+                "graded over {n} seeds: replicated needs all {n} to replicate, or all in the paper's direction with \
+                 its value inside their range; not replicated if none points its way; differs otherwise"
+            ),
+            None => format!(
+                "graded over {n} seeds without a figure in each: replicated needs all {n} to replicate, a finding all \
+                 {n} to agree on it; seeds that disagree differ"
+            ),
+        }
+    }
+
     /// Where the verdict is not the one the range alone would give, why: every seed passes the
     /// claim's own criterion (replicated though the paper lies outside), or the seeds disagree on
     /// the direction (differs though it lies inside), or none points the paper's way.
@@ -250,6 +266,16 @@ mod tests {
         let o = over_seeds(vec![Differs, Incomplete, Incomplete], &[Some(&a), None, None]);
         assert_eq!(o.verdict, Incomplete);
         assert_eq!(o.describe(), "over 3 seeds: r: 1.29 / – / –; s1, s2 not finished");
+    }
+
+    #[test]
+    fn the_criterion_names_the_rule_that_graded_the_row() {
+        let (a, b) = (m(&[1.0], (2.0, 2.0)), m(&[3.0], (2.0, 2.0)));
+        let ranged = over_seeds(vec![Differs, Differs, Replicated], &[Some(&a), Some(&b), Some(&b)]);
+        assert!(ranged.criterion().contains("inside their range"), "{}", ranged.criterion());
+        let no_figure = over_seeds(vec![FindingAgrees, FindingAgrees, Replicated], &[None, None, Some(&b)]);
+        assert_eq!(no_figure.verdict, Differs);
+        assert!(no_figure.criterion().contains("without a figure") && no_figure.criterion().contains("all 3 to agree"));
     }
 
     #[test]

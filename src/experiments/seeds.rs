@@ -209,13 +209,8 @@ pub fn apply(outs: &mut [SuiteOutcome], graded: &[Graded]) {
         row.verdict = g.over_seeds.verdict;
         row.ours = format!("{}; {}", row.ours, g.over_seeds.describe());
         if seed0 != row.verdict {
-            let n = g.over_seeds.verdicts.len();
-            row.reason = format!(
-                "{}; graded over {n} seeds: replicated needs all {n} to replicate, or all in the paper's direction \
-                 with its value inside their range; seeds that split differ (seed 0 alone: {})",
-                row.reason,
-                seed0.label()
-            );
+            let rule = g.over_seeds.criterion();
+            row.reason = format!("{}; {rule} (seed 0 alone: {})", row.reason, seed0.label());
         }
         row.over_seeds = Some(g.over_seeds.clone());
     }
