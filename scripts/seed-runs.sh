@@ -8,6 +8,7 @@
 #                                 (not those short of MIN_SAVED = 500 steps: they train again)
 #   scripts/seed-runs.sh status   the state of every run, from the saved runs
 #   scripts/seed-runs.sh land     move the finished saved runs into results/paper, rebuild its report
+#                                 and docs/REPLICATION.md's verdict block (scripts/paste-verdicts.sh)
 #   scripts/seed-runs.sh displacement K   the displacement suite's 50,000-step run at K (10 or 20)
 #                                 on both cores, then its probe (≈ 3 h on an idle 2-core machine)
 # The canonical K = 10 and 20 runs of seeds 1-2 are trained again for their checkpoints and
@@ -131,8 +132,9 @@ landed_runs() {
 }
 
 # Move every finished saved run (and the probe results of the canonical seed runs) into
-# results/paper/runs and rebuild its report (scripts/collect-results.sh, from a staging copy:
-# it rebuilds results/paper from scratch). Unfinished runs stay saved.
+# results/paper/runs, rebuild its report (scripts/collect-results.sh, from a staging copy:
+# it rebuilds results/paper from scratch) and the verdict block of docs/REPLICATION.md.
+# Unfinished runs stay saved.
 land() {
   local stage name dst landed=()
   stage=$(mktemp -d); mkdir -p "$stage/paper"
@@ -150,6 +152,7 @@ land() {
   done
   scripts/collect-results.sh paper "$stage" results
   rm -rf "${landed[@]}" "$stage"
+  scripts/paste-verdicts.sh
 }
 
 # Whether the run in the work tree is in results/paper already, with every probe result it has.

@@ -76,8 +76,44 @@ pub fn grade(v: &[Verdict], inside: Option<bool>) -> Verdict {
     }
 }
 
+/// Seeds whose figures answer different questions (the K = 36 batch row: B128/B512 on the seeds
+/// whose B256 never escaped, B128/B256 on the other) cannot share one range: each figure becomes
+/// a factor off the paper's value for that same figure, the paper then at 1. None when every seed
+/// states the same figure; all None (graded by agreement) when a paper value is no single number.
+pub fn like_for_like(measures: &[Option<&Measure>]) -> Option<Vec<Option<Measure>>> {
+    let named: Vec<&Measure> = measures.iter().flatten().copied().collect();
+    let first = named.first()?;
+    if named.iter().all(|m| m.name == first.name && m.paper == first.paper) {
+        return None;
+    }
+    let mut names: Vec<&str> = vec![];
+    for m in &named {
+        if !names.contains(&m.name.as_str()) {
+            names.push(&m.name);
+        }
+    }
+    let name = format!("{} ÷ the paper's for the same pair", names.join(" or "));
+    let point = |m: &Measure| m.paper.0 == m.paper.1 && m.paper.0 != 0.0 && m.paper.0.is_finite();
+    if !named.iter().all(|m| point(m)) {
+        return Some(vec![None; measures.len()]);
+    }
+    let factor = |m: &Measure| Measure {
+        name: name.clone(),
+        values: m.values.iter().map(|v| v / m.paper.0).collect(),
+        paper: (1.0, 1.0),
+    };
+    Some(measures.iter().map(|m| m.map(factor)).collect())
+}
+
 /// Measure and grade one claim from each seed's verdict and figure.
 pub fn over_seeds(verdicts: Vec<Verdict>, measures: &[Option<&Measure>]) -> OverSeeds {
+    if let Some(factors) = like_for_like(measures) {
+        return over_like_seeds(verdicts, &factors.iter().map(Option::as_ref).collect::<Vec<_>>());
+    }
+    over_like_seeds(verdicts, measures)
+}
+
+fn over_like_seeds(verdicts: Vec<Verdict>, measures: &[Option<&Measure>]) -> OverSeeds {
     let named = measures.iter().flatten().next();
     let paper = named.map(|m| m.paper);
     let range = seed_range(measures);
@@ -276,6 +312,28 @@ mod tests {
         let no_figure = over_seeds(vec![FindingAgrees, FindingAgrees, Replicated], &[None, None, Some(&b)]);
         assert_eq!(no_figure.verdict, Differs);
         assert!(no_figure.criterion().contains("without a figure") && no_figure.criterion().contains("all 3 to agree"));
+    }
+
+    #[test]
+    fn seeds_stating_different_pairs_are_placed_as_factors_off_the_papers_value_for_each() {
+        let named = |name: &str, v: f64, p: f64| Measure { name: name.into(), values: vec![v], paper: (p, p) };
+        let (a, b, c) =
+            (named("B128/B512", 4.77, 4.32), named("B128/B512", 4.42, 4.32), named("B128/B256", 2.58, 2.65));
+        let o = over_seeds(vec![Differs, Differs, Replicated], &[Some(&a), Some(&b), Some(&c)]);
+        let f = |x: f64, p: f64| x / p;
+        assert_eq!(o.values, vec![vec![f(4.77, 4.32)], vec![f(4.42, 4.32)], vec![f(2.58, 2.65)]]);
+        assert_eq!((o.paper, o.paper_inside, o.verdict), (Some((1.0, 1.0)), Some(true), Replicated));
+        assert!(o.describe().starts_with("B128/B512 or B128/B256 ÷ the paper's for the same pair over 3 seeds: 1.10 / 1.02 / 0.974; range 0.974–1.10; the paper's 1.00 lies inside"), "{}", o.describe());
+        // All seeds above their own pair's value: outside, though the raw figures (2.58–4.77) hold 4.32.
+        let c_far = named("B128/B256", 3.5, 2.65);
+        let o = over_seeds(vec![Differs, Differs, Differs], &[Some(&a), Some(&b), Some(&c_far)]);
+        assert_eq!((o.paper_inside, o.verdict), (Some(false), Differs));
+        // Same name and paper value: the figures themselves, not factors.
+        assert_eq!(like_for_like(&[Some(&a), Some(&b), None]), None);
+        // A paper interval has no single value to divide by: graded by agreement.
+        let span = Measure { name: "r".into(), values: vec![1.0], paper: (1.7, 4.4) };
+        assert_eq!(like_for_like(&[Some(&a), Some(&span)]), Some(vec![None, None]));
+        assert_eq!(over_seeds(vec![Differs, Replicated], &[Some(&a), Some(&span)]).paper_inside, None);
     }
 
     #[test]
