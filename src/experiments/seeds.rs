@@ -201,8 +201,8 @@ pub fn apply(outs: &mut [SuiteOutcome], graded: &[Graded]) {
         let Some(o) = outs.iter_mut().find(|o| o.suite == g.suite) else { continue };
         let Some(row) = o.rows.iter_mut().find(|r| r.claim == g.claim) else { continue };
         if !g.whole_suite {
-            let v = g.over_seeds.verdict.label();
-            row.ours = format!("{}; on the runs the seeds repeat: {} ({v})", row.ours, g.over_seeds.describe());
+            let found = g.over_seeds.on_a_subset(row.measure.as_ref());
+            row.ours = format!("{}; on the runs the seeds repeat: {found}", row.ours);
             continue;
         }
         let seed0 = row.verdict;
