@@ -22,6 +22,7 @@ pub mod runner;
 pub mod scaling;
 pub mod seed_figure;
 pub mod seed_range;
+pub mod seed_subset;
 pub mod seeds;
 pub mod slurm;
 pub mod stats;

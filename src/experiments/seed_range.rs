@@ -113,7 +113,7 @@ pub fn over_seeds(verdicts: Vec<Verdict>, measures: &[Option<&Measure>]) -> Over
     over_like_seeds(verdicts, measures)
 }
 
-fn over_like_seeds(verdicts: Vec<Verdict>, measures: &[Option<&Measure>]) -> OverSeeds {
+pub(super) fn over_like_seeds(verdicts: Vec<Verdict>, measures: &[Option<&Measure>]) -> OverSeeds {
     let named = measures.iter().flatten().next();
     let paper = named.map(|m| m.paper);
     let range = seed_range(measures);
@@ -134,7 +134,7 @@ pub fn num(x: f64) -> String {
     }
 }
 
-fn interval((lo, hi): (f64, f64)) -> String {
+pub(super) fn interval((lo, hi): (f64, f64)) -> String {
     match (lo == hi, lo < 0.0) {
         (true, _) => num(lo),
         (false, false) => format!("{}–{}", num(lo), num(hi)),
@@ -173,48 +173,6 @@ impl OverSeeds {
             interval(range),
             interval(paper),
             self.not_read_off_the_range(inside)
-        )
-    }
-
-    /// What the seeds found on the part of a suite they repeat, beside a row graded on all of
-    /// seed 0's runs (`whole`: that row's figure). Where seed 0's figure on the part is the
-    /// row's, the paper is placed in the seeds' range as usual. Where it is not (a fit over fewer
-    /// K: the lead exponent on K ≤ 20 against the paper's K = 3–36), the seeds' figures are not
-    /// the paper's quantity: each is taken as a factor of seed 0's on the same runs, and seed 0's
-    /// figure on all runs scaled by those factors is the range the paper is placed in (an
-    /// estimate, and says so).
-    pub fn on_a_subset(&self, whole: Option<&Measure>) -> String {
-        let same = whole.is_some_and(|w| self.values.first() == Some(&w.values));
-        let complete = !self.verdicts.contains(&Verdict::Incomplete);
-        let (Some(w), Some(name), Some(paper), false) = (whole, self.measure.as_deref(), self.paper, same || !complete)
-        else {
-            return format!("{} ({})", self.describe(), self.verdict.label());
-        };
-        let single = |v: &Vec<f64>| v.len() == 1 && v[0].is_finite() && v[0] != 0.0;
-        if !(self.values.iter().all(single) && single(&w.values)) {
-            let each: Vec<String> =
-                self.values.iter().map(|v| v.iter().map(|x| num(*x)).collect::<Vec<_>>().join(", ")).collect();
-            return format!(
-                "{name} over {} seeds: {} (on fewer runs than the row's figure, so not placed against the paper's)",
-                self.values.len(),
-                each.join(" / ")
-            );
-        }
-        let factors: Vec<f64> = self.values.iter().map(|v| v[0] / self.values[0][0]).collect();
-        let scaled: Vec<f64> = factors.iter().map(|f| w.values[0] * f).collect();
-        let lo = scaled.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = scaled.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let side = if paper_inside((lo, hi), paper) { "inside" } else { "outside" };
-        let show = |v: &[f64]| v.iter().map(|x| num(*x)).collect::<Vec<_>>().join(" / ");
-        format!(
-            "{name} over {} seeds: {}, i.e. {} × seed 0's; seed 0's {} on all its runs scaled by these: {}; the \
-             paper's {} lies {side} it (an estimate: the seeds did not train the other runs)",
-            self.values.len(),
-            show(&self.values.iter().map(|v| v[0]).collect::<Vec<_>>()),
-            show(&factors),
-            num(w.values[0]),
-            interval((lo, hi)),
-            interval(paper),
         )
     }
 
@@ -376,37 +334,6 @@ mod tests {
         let span = Measure { name: "r".into(), values: vec![1.0], paper: (1.7, 4.4) };
         assert_eq!(like_for_like(&[Some(&a), Some(&span)]), Some(vec![None, None]));
         assert_eq!(over_seeds(vec![Differs, Replicated], &[Some(&a), Some(&span)]).paper_inside, None);
-    }
-
-    #[test]
-    fn a_subset_figure_unlike_the_rows_is_scaled_from_seed_0_not_placed_against_the_paper() {
-        let (a, b, c) = (m(&[1.70], (2.13, 2.13)), m(&[1.56], (2.13, 2.13)), m(&[1.77], (2.13, 2.13)));
-        let o = over_seeds(vec![Replicated, Differs, Replicated], &[Some(&a), Some(&b), Some(&c)]);
-        let whole = m(&[2.055], (2.13, 2.13));
-        let text = o.on_a_subset(Some(&whole));
-        assert!(text.contains("1.70 / 1.56 / 1.77, i.e. 1.00 / 0.918 / 1.04 × seed 0's"), "{text}");
-        assert!(text.contains("scaled by these: 1.89–2.14; the paper's 2.13 lies inside it (an estimate"), "{text}");
-        let far = m(&[3.0], (2.13, 2.13));
-        assert!(o.on_a_subset(Some(&far)).contains("lies outside it"), "{}", o.on_a_subset(Some(&far)));
-        // Seed 0's figure on the subset is the row's: the usual placement, with the verdict.
-        assert_eq!(o.on_a_subset(Some(&a)), format!("{} (differs)", o.describe()));
-        // Several figures per seed (one per K) cannot be scaled: shown, not placed.
-        let (p, q) = (m(&[1.0, 1.1], (1.0, 1.0)), m(&[1.2, 1.3], (1.0, 1.0)));
-        let o2 = over_seeds(vec![Replicated, Replicated], &[Some(&p), Some(&q)]);
-        let text = o2.on_a_subset(Some(&m(&[1.0, 1.1, 1.2], (1.0, 1.0))));
-        assert!(
-            text.ends_with(
-                "1.00, 1.10 / 1.20, 1.30 (on fewer runs than the row's figure, so not placed against the paper's)"
-            ),
-            "{text}"
-        );
-        // An unfinished seed: says so, as everywhere.
-        let o3 = over_seeds(vec![Replicated, Incomplete], &[Some(&a), None]);
-        assert!(
-            o3.on_a_subset(Some(&whole)).ends_with("s1 not finished (incomplete)"),
-            "{}",
-            o3.on_a_subset(Some(&whole))
-        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use super::claims::{Ctx, Row, RunData, Suite, SuiteOutcome, Verdict, fmt_ci, table};
 use super::d_scaling::alpha_holds;
 use super::seed_range::{OverSeeds, over_seeds};
+use super::seed_subset::on_the_rows_runs;
 use super::stats::{Fit, mean_std, power_law};
 use crate::error::Result;
 use crate::plot::{LinePlot, Series, line_plot};
@@ -79,7 +80,8 @@ pub fn section(ctx: &Ctx, outs: &[SuiteOutcome]) -> Result<Section> {
             .map(|s| suite.grade(&Ctx { seed: s, figures: scratch.clone(), ..subset.clone() }))
             .collect::<Result<_>>()?;
         let whole_suite = suite.seeded_runs(ctx.scale).len() == suite.runs(ctx.scale).len();
-        let graded = claim_rows(&by_seed, whole_suite);
+        let whole = outs.iter().find(|o| o.suite == suite.name);
+        let graded = claim_rows(&by_seed, whole.filter(|_| !whole_suite));
         data.insert(suite.name.into(), json!(graded.iter().map(|r| &r.1).collect::<Vec<_>>()));
         for (md, _, g) in graded {
             rows.push(md);
@@ -160,7 +162,13 @@ fn scope(ctx: &Ctx, seeded: &[&Suite]) -> Result<String> {
 
 /// One markdown row, one JSON object and the grade over seeds per claim row of the suite (rows
 /// matched by claim: a seed whose probe is missing has fewer rows, and that claim is incomplete).
-fn claim_rows(by_seed: &[SuiteOutcome], whole_suite: bool) -> Vec<(Vec<String>, serde_json::Value, Graded)> {
+/// `part_of`: the suite graded on all of seed 0's runs, when the seeds repeat only part of it
+/// (their figures are then set beside its rows', `seed_subset`).
+fn claim_rows(
+    by_seed: &[SuiteOutcome],
+    part_of: Option<&SuiteOutcome>,
+) -> Vec<(Vec<String>, serde_json::Value, Graded)> {
+    let whole_suite = part_of.is_none();
     let first = &by_seed[0];
     (0..first.rows.len())
         .map(|i| {
@@ -176,6 +184,10 @@ fn claim_rows(by_seed: &[SuiteOutcome], whole_suite: bool) -> Vec<(Vec<String>, 
                 .join("<br>");
             let holds = verdicts.iter().filter(|v| **v == Verdict::Replicated).count();
             let graded = over_seeds(verdicts, &measures);
+            let graded = match part_of.and_then(|o| o.rows.iter().find(|r| r.claim == *claim)) {
+                Some(row) => on_the_rows_runs(&graded, row.measure.as_ref()),
+                None => graded,
+            };
             let spread = if graded.range.is_some() { graded.describe() } else { "–".into() };
             let md = vec![
                 format!("{}: {}", first.suite, first.rows[i].claim),
@@ -201,8 +213,8 @@ pub fn apply(outs: &mut [SuiteOutcome], graded: &[Graded]) {
         let Some(o) = outs.iter_mut().find(|o| o.suite == g.suite) else { continue };
         let Some(row) = o.rows.iter_mut().find(|r| r.claim == g.claim) else { continue };
         if !g.whole_suite {
-            let found = g.over_seeds.on_a_subset(row.measure.as_ref());
-            row.ours = format!("{}; on the runs the seeds repeat: {found}", row.ours);
+            let v = g.over_seeds.verdict.label();
+            row.ours = format!("{}; on the runs the seeds repeat: {} ({v})", row.ours, g.over_seeds.describe());
             continue;
         }
         let seed0 = row.verdict;
@@ -348,7 +360,7 @@ mod tests {
         ]);
         // Seed 1's K = 10 probe is missing: one incomplete row in place of two.
         let s1 = outcome(vec![row("a (K = 10)", Verdict::Incomplete), row("a (K = 20)", Verdict::Differs)]);
-        let graded = claim_rows(&[s0, s1], true);
+        let graded = claim_rows(&[s0, s1], None);
         let by_claim: Vec<(&str, Verdict)> =
             graded.iter().map(|(_, _, g)| (g.claim.as_str(), g.over_seeds.verdict)).collect();
         assert_eq!(
