@@ -195,7 +195,8 @@ pub fn z_sharing_row(points: &[ZPoint]) -> (Row, Option<Fit>) {
             "duration from candidate loss < ln K to < 0.5 nats, vs groups per z-set |B|/G; replicated: |β| ≤ 0.15, \
              differs: |β| < 0.5",
         )
-        .with("beta", f),
+        .with("beta", f)
+        .measured("β", &[f.slope], (paper::Z_SHARING_BETA.value, paper::Z_SHARING_BETA.value)),
         _ => Row::incomplete(claim, paper, format!("{} of {} runs transitioned", x.len(), points.len())),
     };
     (row, fit)

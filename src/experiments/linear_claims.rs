@@ -20,7 +20,7 @@ pub fn linear_names(scale: Scale, s: u32) -> Vec<String> {
 
 /// The paper's bound on the z-gap (claim 12: "z-gap < 0.002"): the criterion and the figure
 /// placed in the seeds' range.
-const Z_GAP_BOUND: f64 = 0.002;
+const Z_GAP_BOUND: f64 = paper::LINEAR_Z_GAP.value;
 
 /// The linear baseline's settings per scale: (K values, n_b, steps).
 fn linear_plan(scale: Scale) -> (Vec<usize>, usize, u64) {

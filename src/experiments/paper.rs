@@ -129,9 +129,9 @@ cited! {
     DISPLACEMENT_K20: &'static [(&'static str, f64)] = &[("plateau", 0.036), ("pre", -0.179), ("post", 0.397)],
         "plateau cos 0.036, pre −0.179 → post 0.397", "spec §8 #11; POST_HOC Exp 3";
     /// Claim 12: the linear baseline's z-gap bound.
-    LINEAR_Z_GAP: () = (), "candidate loss → ln K permanently; z-gap < 0.002 (30k steps)", "spec §8 #12";
+    LINEAR_Z_GAP: f64 = 0.002, "candidate loss → ln K permanently; z-gap < 0.002 (30k steps)", "spec §8 #12";
     /// Gradient cancellation predicts β ≈ 1; the paper measures the z-sharing exponent.
-    Z_SHARING_BETA: () = (), "β ≈ 0.02 (cancellation predicts β ≈ 1)", "spec §9";
+    Z_SHARING_BETA: f64 = 0.02, "β ≈ 0.02 (cancellation predicts β ≈ 1)", "spec §9";
 }
 
 /// The value at `k` of a per-K list.
