@@ -22,6 +22,33 @@ fn tmp(name: &str) -> PathBuf {
     d.join(name)
 }
 
+/// `bench --products` times every matrix product of the timed steps, once: their FLOPs are the
+/// step's useful FLOPs less attention's, and the MLP's forward and weight gradient are among them.
+#[test]
+fn bench_products_times_every_product_of_the_step() {
+    let args = ["bench", "--batch-size", "4", "--steps", "2", "--warmup", "1", "--eval-every", "1000", "--json"];
+    let b = json(&[&args[..], &["--products"]].concat());
+    let p = b["products_in_step"].as_array().unwrap_or_else(|| panic!("no products_in_step: {b}"));
+    let num = |r: &Value, k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k}: {r}"));
+    let flop: f64 = p.iter().map(|r| 2.0 * num(r, "m") * num(r, "k") * num(r, "n") * num(r, "calls_per_step")).sum();
+    let useful = num(&b, "useful_gflop_per_step") * 1e9;
+    assert!(flop <= useful * (1.0 + 1e-12) && flop > 0.5 * useful, "products {flop} of useful {useful}: {b}");
+    for r in p {
+        assert!(
+            num(r, "ms_per_step") > 0.0 && (0.0..=num(r, "ms_per_step")).contains(&num(r, "pack_ms_per_step")),
+            "{r}"
+        );
+    }
+    let has = |layout: &str, m: f64, k: f64, n: f64| {
+        p.iter().any(|r| r["layout"] == layout && num(r, "m") == m && num(r, "k") == k && num(r, "n") == n)
+    };
+    // 4 examples × 15 positions: X·W_in and dW_in = Xᵀ·dY.
+    assert!(has("nn", 60.0, 128.0, 512.0) && has("tn", 128.0, 60.0, 512.0), "{p:?}");
+    assert!(json(&args)["products_in_step"].is_null(), "only with --products");
+    let (code, _, err) = run(&["bench", "--products", "--kernels"]);
+    assert!(code == 2 && err.contains("--kernels"), "{code}: {err}");
+}
+
 #[test]
 fn every_results_command_speaks_json() {
     let d = json(&["data", "--k", "3", "--n-b", "5", "--json"]);

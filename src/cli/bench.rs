@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::model::Model;
 use crate::numerics::gemm::{self, TILINGS, Tiling};
 use crate::numerics::matmul::{Accum, matmul_nn, matmul_tn};
-use crate::numerics::{ARITHMETIC, Scalar, flops, kernel_summary, simd};
+use crate::numerics::{ARITHMETIC, Scalar, flops, kernel_summary, product_times, simd};
 use crate::train::{MemorySink, Trainer};
 use std::path::Path;
 use std::time::Instant;
@@ -26,6 +26,10 @@ pub struct Args {
     /// Time the matrix products at the model's shapes instead of a training step.
     #[arg(long)]
     kernels: bool,
+    /// Also time each matrix-product shape inside the step (wall ms per step, the part packing
+    /// `b`, GFLOP/s), to set against --kernels' products alone.
+    #[arg(long, conflicts_with = "kernels")]
+    products: bool,
     /// Force one register tiling of the matrix kernel, e.g. 12x32 (default: tuned for this CPU).
     /// Speed only: every tiling gives the same bits.
     #[arg(long)]
@@ -104,6 +108,7 @@ fn bench<S: Scalar>(a: &Args) -> Result<Outcome> {
     for i in 0..a.warmup + a.steps {
         if i == a.warmup {
             flops::take();
+            product_times::switch(a.products);
         }
         let t0 = Instant::now();
         tr.step()?;
@@ -115,6 +120,8 @@ fn bench<S: Scalar>(a: &Args) -> Result<Outcome> {
             times.push(t0.elapsed().as_secs_f64());
         }
     }
+    let products = a.products.then(|| products_in_step(a.steps));
+    product_times::switch(false);
     let useful = flops::take() as f64 / a.steps as f64;
     let mean = times.iter().sum::<f64>() / times.len() as f64;
     let median = median(times);
@@ -127,6 +134,9 @@ fn bench<S: Scalar>(a: &Args) -> Result<Outcome> {
         "reference_gflop_per_step": reference / 1e9, "reference_gflops": reference / median / 1e9,
     });
     out.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+    if let Some(p) = &products {
+        out["products_in_step"] = p.clone().into();
+    }
     a.out.emit(&out);
     if a.out.text() {
         print_machine(&out);
@@ -147,8 +157,48 @@ fn bench<S: Scalar>(a: &Args) -> Result<Outcome> {
             reference / 1e9,
             reference / median / 1e9
         );
+        if let Some(p) = &products {
+            let ms: f64 = p.iter().filter_map(|r| r["ms_per_step"].as_f64()).sum();
+            println!(
+                "  matrix products: {ms:.1} ms/step ({:.0} % of the median step), by shape:",
+                ms / (median * 1e3) * 100.0
+            );
+            p.iter().for_each(print_product);
+        }
     }
     Ok(Outcome::Ok)
+}
+
+/// Each product shape's share of a step, from [`product_times`]: per step, in shape order.
+fn products_in_step(steps: u64) -> Vec<serde_json::Value> {
+    let per_step = |x: f64| x / steps as f64;
+    product_times::take()
+        .into_iter()
+        .map(|(s, t)| {
+            let flop = 2.0 * (s.m * s.k * s.n) as f64 * t.calls as f64;
+            serde_json::json!({
+                "m": s.m, "k": s.k, "n": s.n, "layout": if s.a_trans { "tn" } else { "nn" },
+                "split": if s.by_columns { "columns" } else { "rows" },
+                "calls_per_step": per_step(t.calls as f64), "ms_per_step": per_step(t.secs) * 1e3,
+                "pack_ms_per_step": per_step(t.pack_secs) * 1e3, "gflops": flop / t.secs / 1e9,
+            })
+        })
+        .collect()
+}
+
+fn print_product(p: &serde_json::Value) {
+    println!(
+        "    {} {:>5}×{:>5}×{:>4} ({}): {:>4} per step, {:>7.3} ms/step ({:.3} packing b) {:>6.1} GFLOP/s",
+        p["layout"].as_str().unwrap_or(""),
+        p["m"],
+        p["k"],
+        p["n"],
+        p["split"].as_str().unwrap_or(""),
+        p["calls_per_step"],
+        p["ms_per_step"].as_f64().unwrap_or(f64::NAN),
+        p["pack_ms_per_step"].as_f64().unwrap_or(f64::NAN),
+        p["gflops"].as_f64().unwrap_or(f64::NAN)
+    );
 }
 
 /// The model's products at batch `b` (rows n = 16·b): (name, layout `tn`, m, k, n).

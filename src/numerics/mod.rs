@@ -10,10 +10,12 @@ pub mod gemm;
 pub mod math;
 pub mod matmul;
 pub mod product;
+pub mod product_times;
 #[cfg(target_arch = "x86_64")]
 mod register_tile;
 pub mod scalar;
 pub mod simd;
+mod tiling;
 pub mod vmath;
 
 pub use scalar::{Dtype, Scalar};
