@@ -34,10 +34,8 @@ fn bench_products_times_every_product_of_the_step() {
     let useful = num(&b, "useful_gflop_per_step") * 1e9;
     assert!(flop <= useful * (1.0 + 1e-12) && flop > 0.5 * useful, "products {flop} of useful {useful}: {b}");
     for r in p {
-        assert!(
-            num(r, "ms_per_step") > 0.0 && (0.0..=num(r, "ms_per_step")).contains(&num(r, "pack_ms_per_step")),
-            "{r}"
-        );
+        // Packing is part of the product's time (no threshold on either: times are the machine's).
+        assert!((0.0..=num(r, "ms_per_step")).contains(&num(r, "pack_ms_per_step")), "{r}");
     }
     let has = |layout: &str, m: f64, k: f64, n: f64| {
         p.iter().any(|r| r["layout"] == layout && num(r, "m") == m && num(r, "k") == k && num(r, "n") == n)

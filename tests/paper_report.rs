@@ -183,9 +183,9 @@ fn the_code_today_retrains_the_start_of_committed_paper_runs_bit_for_bit() {
 /// Issue 17's "done": every claim graded on finished runs (none *incomplete*, seeds included),
 /// every run trained under arithmetic v2 by a clean revision whose runs the code today retrains.
 /// The exceptions are named, each waiting for seed runs of the verdicts issue (seed-runs.sh):
-/// LR (η = 5e-3, seed 2), batch (K = 36), displacement (50,000-step seeds), asymmetry (all nine)
-/// and the plateau suite's z lengths 2–4. Each must still have a row that is incomplete (else it
-/// is finished: take it off the list); every other place has none.
+/// LR (η = 5e-3, seed 2) and displacement (the 50,000-step runs of seed 2). Each must still have
+/// a row that is incomplete (else it is finished: take it off the list); every other place has
+/// none.
 const WAITING_FOR_RUNS: &[&str] = &["lr", "displacement", "seeds: lr", "seeds: displacement"];
 
 #[test]

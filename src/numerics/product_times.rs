@@ -38,6 +38,7 @@ pub fn switch(on: bool) {
     ON.store(on, Ordering::Relaxed);
 }
 
+/// Whether products are being timed (`gemm` times its packing only then).
 pub fn on() -> bool {
     ON.load(Ordering::Relaxed)
 }
