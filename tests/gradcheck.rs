@@ -1,6 +1,7 @@
 //! Hand-written backward against f64 finite differences (issue: max relative error ≤ 1e-6).
 
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 use windtunnel::check::gradcheck::{self, TOLERANCE, rel_err};
 use windtunnel::model::{ActFn, Model, ModelConfig};
 use windtunnel::rng::{Purpose, Stream};
@@ -77,8 +78,45 @@ fn random_case(
     (model, Batch::from_raw(bsz, t, tokens, labels))
 }
 
+/// The directional check for one random case; `Err` names both derivatives.
+#[allow(clippy::too_many_arguments)]
+fn check_random_case(
+    seed: u64,
+    layers: usize,
+    d_head: usize,
+    heads: usize,
+    d_mlp: usize,
+    t: usize,
+    bsz: usize,
+) -> Result<f64, String> {
+    let (model, batch) = random_case(seed, layers, d_head, heads, d_mlp, t, bsz, false);
+    let g = gradcheck::analytic_grad(&model, &batch);
+    let mut rng = Stream::new(seed, Purpose::Direction, 99);
+    let mut dir: Vec<(usize, f64)> = (0..g.len()).map(|i| (i, rng.normal())).collect();
+    let norm = dir.iter().map(|d| d.1 * d.1).sum::<f64>().sqrt();
+    for d in dir.iter_mut() {
+        d.1 /= norm;
+    }
+    let analytic: f64 = dir.iter().map(|&(i, v)| g[i] * v).sum();
+    let numeric = gradcheck::numeric_directional(&model, &batch, &dir, gradcheck::STEP_SMALL_RANDOM);
+    let err = rel_err(analytic, numeric);
+    if err <= TOLERANCE { Ok(err) } else { Err(format!("analytic {analytic:e} numeric {numeric:e} rel {err:.3e}")) }
+}
+
+/// The case that failed CI at h = 2e-3 (rel 2.3e-6, O(h⁴) truncation: 1.5e-7 at 1e-3, 9e-9 at
+/// 5e-4, 5.7e-10 at 2.5e-4 — the analytic gradient was right).
+#[test]
+fn strongly_curved_random_case_passes_at_the_small_model_step() {
+    let err = check_random_case(803_682, 2, 2, 2, 8, 2, 1).unwrap();
+    assert!(err < 1e-7, "rel {err:.3e}");
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    // A fixed seed: the same cases on every run, so CI never fails on a draw (the step's margin
+    // is measured over 40,000 cases, see gradcheck::STEP_SMALL_RANDOM).
+    #![proptest_config(ProptestConfig {
+        cases: 256, failure_persistence: None, rng_seed: RngSeed::Fixed(35), ..ProptestConfig::default()
+    })]
 
     /// Directional derivative along one random unit direction over all parameters.
     #[test]
@@ -86,16 +124,7 @@ proptest! {
         seed in 0u64..1_000_000, layers in 1usize..=2, d_head in 1usize..=4, heads in 1usize..=3,
         d_mlp in 1usize..=12, t in 2usize..=7, bsz in 1usize..=3,
     ) {
-        let (model, batch) = random_case(seed, layers, d_head, heads, d_mlp, t, bsz, false);
-        let g = gradcheck::analytic_grad(&model, &batch);
-        let mut rng = Stream::new(seed, Purpose::Direction, 99);
-        let mut dir: Vec<(usize, f64)> = (0..g.len()).map(|i| (i, rng.normal())).collect();
-        let norm = dir.iter().map(|d| d.1 * d.1).sum::<f64>().sqrt();
-        for d in dir.iter_mut() { d.1 /= norm; }
-        let analytic: f64 = dir.iter().map(|&(i, v)| g[i] * v).sum();
-        // Small random models are more curved than the canonical one: use the smaller step.
-        let numeric = gradcheck::numeric_directional(&model, &batch, &dir, gradcheck::STEP_COORDINATE);
-        prop_assert!(rel_err(analytic, numeric) <= TOLERANCE, "analytic {analytic:e} numeric {numeric:e}");
+        check_random_case(seed, layers, d_head, heads, d_mlp, t, bsz).map_err(TestCaseError::fail)?;
     }
 }
 
