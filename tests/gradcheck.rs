@@ -48,9 +48,9 @@ fn b_k_gradient_is_numerically_zero_and_others_are_not() {
     }
 }
 
-/// A random small model and a random batch (tokens and scored positions), all from one seed.
-#[allow(clippy::too_many_arguments)]
-fn random_case(
+/// One random small case: model shape and the seed of its parameters, batch and direction.
+#[derive(Clone, Copy, Debug)]
+struct Case {
     seed: u64,
     layers: usize,
     d_head: usize,
@@ -58,40 +58,33 @@ fn random_case(
     d_mlp: usize,
     t: usize,
     bsz: usize,
-    relu: bool,
-) -> (Model<f64>, Batch) {
+}
+
+/// A random small model and a random batch (tokens and scored positions), all from one seed.
+fn random_case(c: Case, relu: bool) -> (Model<f64>, Batch) {
     let cfg = ModelConfig {
-        n_layers: layers,
+        n_layers: c.layers,
         d_model: 8,
-        n_heads: heads,
-        d_head,
-        d_mlp,
-        n_ctx: t,
+        n_heads: c.heads,
+        d_head: c.d_head,
+        d_mlp: c.d_mlp,
+        n_ctx: c.t,
         act_fn: if relu { ActFn::Relu } else { ActFn::Gelu },
         ..ModelConfig::canonical()
     };
-    let model = gradcheck::perturbed_model(&cfg, seed);
-    let mut rng = Stream::new(seed, Purpose::Fixture, 7);
-    let tokens: Vec<u32> = (0..bsz * t).map(|_| rng.below(40) as u32).collect();
+    let model = gradcheck::perturbed_model(&cfg, c.seed);
+    let mut rng = Stream::new(c.seed, Purpose::Fixture, 7);
+    let tokens: Vec<u32> = (0..c.bsz * c.t).map(|_| rng.below(40) as u32).collect();
     let mut labels: Vec<i32> = tokens.iter().map(|&x| if rng.below(3) == 0 { -100 } else { x as i32 }).collect();
     labels[1] = tokens[1] as i32; // at least one scored position
-    (model, Batch::from_raw(bsz, t, tokens, labels))
+    (model, Batch::from_raw(c.bsz, c.t, tokens, labels))
 }
 
 /// The directional check for one random case; `Err` names both derivatives.
-#[allow(clippy::too_many_arguments)]
-fn check_random_case(
-    seed: u64,
-    layers: usize,
-    d_head: usize,
-    heads: usize,
-    d_mlp: usize,
-    t: usize,
-    bsz: usize,
-) -> Result<f64, String> {
-    let (model, batch) = random_case(seed, layers, d_head, heads, d_mlp, t, bsz, false);
+fn check_random_case(c: Case) -> Result<f64, String> {
+    let (model, batch) = random_case(c, false);
     let g = gradcheck::analytic_grad(&model, &batch);
-    let mut rng = Stream::new(seed, Purpose::Direction, 99);
+    let mut rng = Stream::new(c.seed, Purpose::Direction, 99);
     let mut dir: Vec<(usize, f64)> = (0..g.len()).map(|i| (i, rng.normal())).collect();
     let norm = dir.iter().map(|d| d.1 * d.1).sum::<f64>().sqrt();
     for d in dir.iter_mut() {
@@ -108,9 +101,13 @@ fn check_random_case(
 /// the case tests/gradcheck.proptest-regressions kept from the first version of this test.
 #[test]
 fn cases_that_once_failed_pass_at_the_small_model_step() {
-    for (seed, layers, d_head, heads, d_mlp, t, bsz) in [(803_682, 2, 2, 2, 8, 2, 1), (56_854, 1, 4, 2, 11, 3, 3)] {
-        let err = check_random_case(seed, layers, d_head, heads, d_mlp, t, bsz).unwrap();
-        assert!(err < 1e-7, "seed {seed}: rel {err:.3e}");
+    let cases = [
+        Case { seed: 803_682, layers: 2, d_head: 2, heads: 2, d_mlp: 8, t: 2, bsz: 1 },
+        Case { seed: 56_854, layers: 1, d_head: 4, heads: 2, d_mlp: 11, t: 3, bsz: 3 },
+    ];
+    for c in cases {
+        let err = check_random_case(c).unwrap();
+        assert!(err < 1e-7, "{c:?}: rel {err:.3e}");
     }
 }
 
@@ -127,13 +124,13 @@ proptest! {
         seed in 0u64..1_000_000, layers in 1usize..=2, d_head in 1usize..=4, heads in 1usize..=3,
         d_mlp in 1usize..=12, t in 2usize..=7, bsz in 1usize..=3,
     ) {
-        check_random_case(seed, layers, d_head, heads, d_mlp, t, bsz).map_err(TestCaseError::fail)?;
+        check_random_case(Case { seed, layers, d_head, heads, d_mlp, t, bsz }).map_err(TestCaseError::fail)?;
     }
 }
 
 #[test]
 fn relu_activation_matches_finite_differences() {
-    let (model, batch) = random_case(17, 2, 4, 2, 8, 6, 2, true);
+    let (model, batch) = random_case(Case { seed: 17, layers: 2, d_head: 4, heads: 2, d_mlp: 8, t: 6, bsz: 2 }, true);
     // A finite difference that crosses a ReLU kink is meaningless; at h = 1e-3 this case crosses
     // none (measured: 1.2e-7), while smaller steps drown b_K's exact zero in rounding noise.
     let report = gradcheck::directional_with_step(&model, &batch, 3, 1e-3);
