@@ -28,8 +28,12 @@ fn golden(dtype: &str) -> Vec<(String, String)> {
 
 /// Both layouts, with bias and with accumulation, against the reference.
 fn products_match_reference<S: Scalar>(what: &str, s: &mut Stream) {
-    // (20, 4100, 520): a weight-gradient shape large enough to split by columns (gemm::by_columns).
+    // (20, 4100, 520): a weight-gradient shape large enough to split by columns (gemm::by_columns);
+    // (520, 150, 40) and (300, 150, 24): a transposed `a` whose stored rows are ≥ 2 KiB (packed:
+    // f32 and f64, f64 only), over more than one `kc` block.
     let shapes = [
+        (520, 150, 40),
+        (300, 150, 24),
         (1, 1, 1),
         (13, 7, 17),
         (25, 33, 130),
