@@ -1,9 +1,10 @@
 //! How long a plan's training units will take, from what the runs measured: a seeded run is
 //! expected to run as long as its seed-0 run did, any other run up to its `max_steps`; at its own
-//! steps/s once it has trained (this machine, this build), else at its seed-0 run's, else at the
-//! median steps/s of the finished runs of its batch size.
+//! steps/s over its last steps once it has trained (this machine, this build), else at its
+//! seed-0 run's, else at the median steps/s of the finished runs of its batch size.
 
 use super::run_key::RunKey;
+use crate::train::Record;
 use crate::train::layout::read_summary;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,6 +12,23 @@ use std::path::Path;
 /// Hours for the steps from `done` to `expected` at `steps_per_s` (none left: 0).
 pub fn hours_left(expected: u64, done: u64, steps_per_s: f64) -> Option<f64> {
     (steps_per_s > 0.0 && steps_per_s.is_finite()).then(|| expected.saturating_sub(done) as f64 / steps_per_s / 3600.0)
+}
+
+/// Steps over which [`recent_rate`] measures a run's speed now.
+const RECENT_STEPS: u64 = 2000;
+
+/// A run's speed now: its steps over its training seconds (`wall_time_s` counts training and
+/// eval, not the gaps between sessions) across the records of its last [`RECENT_STEPS`] steps —
+/// its average since step 0 would keep a fast start (a run whose plateau is slower, e.g. with
+/// subnormals on Intel, was estimated at 4× its speed at step 2500). Its average when it has one record.
+pub fn recent_rate(records: &[Record]) -> Option<f64> {
+    let last = records.last()?;
+    let first = records.iter().find(|r| r.step + RECENT_STEPS >= last.step && r.step < last.step);
+    let rate = match first {
+        Some(f) if last.wall_time_s > f.wall_time_s => (last.step - f.step) as f64 / (last.wall_time_s - f.wall_time_s),
+        _ => last.steps_per_s,
+    };
+    (rate > 0.0 && rate.is_finite()).then_some(rate)
 }
 
 /// Median of the measured steps/s of finished runs, per batch size.
@@ -71,6 +89,26 @@ mod tests {
         assert_eq!(hours_left(100, 500, 1.0), Some(0.0), "past the expected length");
         assert_eq!(hours_left(100, 0, 0.0), None);
         assert_eq!(hours_left(100, 0, f64::NAN), None);
+    }
+
+    #[test]
+    fn a_runs_own_rate_is_over_its_last_steps() {
+        let rec = |step: u64, wall: f64| Record {
+            step,
+            wall_time_s: wall,
+            steps_per_s: step as f64 / wall,
+            ..Default::default()
+        };
+        // 10 steps/s up to step 3000, then 2 steps/s: its average (3.33) would overstate its speed now.
+        let fast: Vec<Record> = (1..=6).map(|i| rec(500 * i, 50.0 * i as f64)).collect();
+        let slow: Vec<Record> = (1..=6).map(|i| rec(3000 + 500 * i, 300.0 + 250.0 * i as f64)).collect();
+        let all: Vec<Record> = fast.iter().chain(&slow).cloned().collect();
+        assert_eq!(all.last().unwrap().steps_per_s, 6000.0 / 1800.0);
+        assert_eq!(recent_rate(&all), Some(2.0), "the last 2000 steps");
+        assert_eq!(recent_rate(&all[..7]), Some(2000.0 / 400.0), "from step 1500: fast and slow steps");
+        assert_eq!(recent_rate(&all[..1]), Some(10.0), "one record: its average");
+        assert_eq!(recent_rate(&[]), None);
+        assert_eq!(recent_rate(&[rec(0, 0.0)]), None, "no time yet");
     }
 
     #[test]

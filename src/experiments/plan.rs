@@ -139,7 +139,8 @@ impl Plan {
         for (spec, cfg) in specs.into_iter().filter(|(s, _)| self.selected(&s.name)) {
             let run = dir.join(&spec.name);
             let (state, detail) = run_state(&run, status(&run, &cfg));
-            let last = crate::train::layout::read_metrics(&run).ok().and_then(|r| r.last().cloned());
+            let records = crate::train::layout::read_metrics(&run).unwrap_or_default();
+            let last = records.last().cloned();
             let detail = match (&last, state) {
                 (Some(r), State::Training | State::Interrupted) => format!(
                     "step {}: loss {:.3}, candidate {:.3}{detail}",
@@ -151,7 +152,7 @@ impl Plan {
             };
             let mut command = self.args(bin);
             command.extend(["--only".into(), spec.name.clone()]);
-            let (step, own_rate) = last.map_or((0, None), |r| (r.step, Some(r.steps_per_s)));
+            let (step, own_rate) = (last.map_or(0, |r| r.step), super::estimate::recent_rate(&records));
             let (max, batch) = (cfg.train.max_steps, cfg.train.batch_size);
             let (hours_left, estimate) = match state {
                 State::Finished => (Some(0.0), String::new()),
