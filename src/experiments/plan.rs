@@ -140,8 +140,8 @@ impl Plan {
             let run = dir.join(&spec.name);
             let (state, detail) = run_state(&run, status(&run, &cfg));
             let records = crate::train::layout::read_metrics(&run).unwrap_or_default();
-            let last = records.last().cloned();
-            let detail = match (&last, state) {
+            let last = records.last();
+            let detail = match (last, state) {
                 (Some(r), State::Training | State::Interrupted) => format!(
                     "step {}: loss {:.3}, candidate {:.3}{detail}",
                     r.step,
