@@ -2,7 +2,8 @@
 //! fixture (forward, backward, three training steps) at every level this CPU supports and every
 //! tiling of the matrix kernel, and randomized matrix products in both layouts — shapes with
 //! ragged edges, inner dimensions long enough to carry partial sums between blocks, and a weight
-//! gradient large enough to be split among tasks by columns instead of rows —
+//! gradient large enough to be split among tasks by columns instead of rows, and one run as its
+//! transpose —
 //! against the plain triple loop with `libm`'s software FMA. One test only, because the level
 //! cap and the forced tiling are process-wide.
 
@@ -28,10 +29,12 @@ fn golden(dtype: &str) -> Vec<(String, String)> {
 
 /// Both layouts, with bias and with accumulation, against the reference.
 fn products_match_reference<S: Scalar>(what: &str, s: &mut Stream) {
-    // (20, 4100, 520): a weight-gradient shape large enough to split by columns (gemm::by_columns);
-    // (520, 150, 40) and (300, 150, 24): a transposed `a` whose stored rows are ≥ 2 KiB (packed:
-    // f32 and f64, f64 only), over more than one `kc` block.
+    // (20, 4100, 520): a weight-gradient shape large enough to split by columns (gemm::split);
+    // (24, 300, 520): one that runs transposed, over several row tasks, more than one `kc` block
+    // and a stored `dY` row of ≥ 2 KiB (packed); (520, 150, 40) and (300, 150, 24): a transposed
+    // `a` whose stored rows are ≥ 2 KiB (packed: f32 and f64, f64 only), over more than one `kc` block.
     let shapes = [
+        (24, 300, 520),
         (520, 150, 40),
         (300, 150, 24),
         (1, 1, 1),

@@ -178,7 +178,7 @@ fn products_in_step(steps: u64) -> Vec<serde_json::Value> {
             let flop = 2.0 * (s.m * s.k * s.n) as f64 * t.calls as f64;
             serde_json::json!({
                 "m": s.m, "k": s.k, "n": s.n, "layout": if s.a_trans { "tn" } else { "nn" },
-                "split": if s.by_columns { "columns" } else { "rows" },
+                "split": s.split.name(),
                 "calls_per_step": per_step(t.calls as f64), "ms_per_step": per_step(t.secs) * 1e3,
                 "pack_ms_per_step": per_step(t.pack_secs) * 1e3, "gflops": flop / t.secs / 1e9,
             })

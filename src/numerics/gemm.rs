@@ -10,7 +10,7 @@
 use super::fused::{Fma, Hardware256, Hardware512, Software, VectorTile};
 use super::matmul::finish;
 use super::product::{Accum, Product};
-use super::product_times::{self, Shape};
+use super::product_times::{self, Shape, Split};
 use super::scalar::Scalar;
 use super::simd::{self, Level};
 use rayon::prelude::*;
@@ -31,6 +31,7 @@ thread_local! {
     static B_PACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
     static A_PACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
     static PARTIAL: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static TRANSPOSED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
 /// `f` on a per-thread scratch slice of `len` elements (contents unspecified), reused between
@@ -60,17 +61,35 @@ pub(crate) fn run<S: Scalar>(p: Product<'_, S>) {
     if p.m == 0 || p.n == 0 {
         return;
     }
-    let by_columns = by_columns(&p);
-    let shape = Shape { m: p.m, k: p.k, n: p.n, a_trans: p.a_trans, by_columns };
+    let split = split(&p);
+    let shape = Shape { m: p.m, k: p.k, n: p.n, a_trans: p.a_trans, split };
     product_times::timed(shape, || {
         let level = simd::level();
         let t = tiling(level, std::mem::size_of::<S>());
-        if by_columns {
-            run_column_blocks(p, level, t);
-            return 0.0;
+        match split {
+            Split::Rows => run_row_blocks(p, level, t),
+            Split::Columns => {
+                run_column_blocks(p, level, t);
+                0.0
+            }
+            Split::Transposed => run_transposed(p, level, t),
         }
-        run_row_blocks(p, level, t)
     })
+}
+
+/// From the shape only. Weight gradients (`dW = Xᵀ·dY`) with fewer output rows than columns
+/// would have every row task stream all of the wide `dY`: over a long batch (`dY` of ≥ 2²¹
+/// elements) the tasks split the columns instead, each streaming its own; over a short one the
+/// product runs transposed, `dWᵀ = dYᵀ·X`, whose row tasks stream the narrow `X` (in L2). Measured
+/// on Intel Xeon: the transposed form is 2 % slower at batch 512 than columns, and takes `dW_in`
+/// from 9.2–10.4 to 8.0–8.4 ms per f32/128 step, where columns did not help.
+fn split<S>(p: &Product<'_, S>) -> Split {
+    let wide_gradient = p.a_trans && p.bias.is_none() && p.m < p.n;
+    match (wide_gradient, p.n >= 2 * COL_QUANTUM && p.k * p.n >= 1 << 21) {
+        (true, true) => Split::Columns,
+        (true, false) => Split::Transposed,
+        (false, _) => Split::Rows,
+    }
 }
 
 /// Pack `b` once, then split the output rows among tasks; returns the seconds spent packing
@@ -89,11 +108,31 @@ fn run_row_blocks<S: Scalar>(p: Product<'_, S>, level: Level, t: Tiling) -> f64 
     })
 }
 
-/// Weight gradients over a long batch (`dW = Xᵀ·dY` with `b` = dY of ≥ 2²¹ elements) and fewer
-/// output rows than columns split the *columns* among tasks: each task then streams only its own
-/// columns of the large `b`, where every row task would stream all of it. From the shape only.
-fn by_columns<S>(p: &Product<'_, S>) -> bool {
-    p.a_trans && p.m < p.n && p.n >= 2 * COL_QUANTUM && p.k * p.n >= 1 << 21
+/// `out (=|+=) aᵀ·b` as `sums = bᵀ·a` into scratch (row tasks), then each `out[i, j]` finished
+/// from `sums[j, i]`. The same bits: `fma(x, y, s) = fma(y, x, s)` exactly, so every output's
+/// chain over `p` is unchanged.
+fn run_transposed<S: Scalar>(p: Product<'_, S>, level: Level, t: Tiling) -> f64 {
+    let Product { out, a, b, m, k, n, accum, .. } = p;
+    with_scratch(&TRANSPOSED, m * n, |sums: &mut [S]| {
+        let q = Product { out: &mut *sums, a: b, a_trans: true, b: a, bias: None, m: n, k, n: m, accum: Accum::Set };
+        let pack_secs = run_row_blocks(q, level, t);
+        finish_transposed(out, sums, m, n, accum);
+        pack_secs
+    })
+}
+
+/// `out[i, j] = finish(out[i, j], sums[j, i])`, in 16 × 16 tiles (one task: a few hundred KB).
+fn finish_transposed<S: Scalar>(out: &mut [S], sums: &[S], m: usize, n: usize, accum: Accum) {
+    const TILE: usize = 16;
+    for i0 in (0..m).step_by(TILE) {
+        for j0 in (0..n).step_by(TILE) {
+            for i in i0..(i0 + TILE).min(m) {
+                for j in j0..(j0 + TILE).min(n) {
+                    out[i * n + j] = finish(out[i * n + j], sums[j * m + i], None, accum);
+                }
+            }
+        }
+    }
 }
 
 /// Columns per column task are a multiple of this (every tiling's width divides it).
@@ -434,14 +473,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn column_split_only_for_long_weight_gradients() {
+    fn wide_weight_gradients_split_by_columns_when_long_else_run_transposed() {
         let (a, b, mut out) = (vec![0.0f32; 1], vec![0.0f32; 1], vec![0.0f32; 1]);
         let mut p = |a_trans, m, k, n| {
-            by_columns(&Product { out: &mut out, a: &a, a_trans, b: &b, bias: None, m, k, n, accum: Accum::Add })
+            split(&Product { out: &mut out, a: &a, a_trans, b: &b, bias: None, m, k, n, accum: Accum::Add })
         };
-        assert!(p(true, 128, 8192, 512), "dW_in at batch 512");
-        assert!(!p(true, 128, 2048, 512), "dW_in at batch 128 stays on rows");
-        assert!(!p(true, 512, 8192, 128), "dW_out: more rows than columns");
-        assert!(!p(false, 128, 8192, 512), "forward layout");
+        assert_eq!(p(true, 128, 7680, 512), Split::Columns, "dW_in at batch 512");
+        assert_eq!(p(true, 128, 1920, 512), Split::Transposed, "dW_in at batch 128");
+        assert_eq!(p(true, 128, 1920, 384), Split::Transposed, "dW_qkv at batch 128");
+        assert_eq!(p(true, 128, 1920, 128), Split::Rows, "dW_O: square");
+        assert_eq!(p(true, 512, 7680, 128), Split::Rows, "dW_out: more rows than columns");
+        assert_eq!(p(false, 128, 7680, 512), Split::Rows, "forward layout");
     }
 }

@@ -8,14 +8,35 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// One product's shape: `out[m, n]` over an inner dimension `k`; `a_trans` for the
-/// weight-gradient layout, `by_columns` when its tasks split the columns (`gemm`).
+/// weight-gradient layout, `split` for how `gemm` divides it among tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Shape {
     pub m: usize,
     pub k: usize,
     pub n: usize,
     pub a_trans: bool,
-    pub by_columns: bool,
+    pub split: Split,
+}
+
+/// How `gemm` runs a product (speed only: each gives the same bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Split {
+    /// Tasks own blocks of output rows.
+    Rows,
+    /// Tasks own blocks of output columns (long weight gradients).
+    Columns,
+    /// Run as the transposed product, its rows split among tasks (short, wide weight gradients).
+    Transposed,
+}
+
+impl Split {
+    pub fn name(self) -> &'static str {
+        match self {
+            Split::Rows => "rows",
+            Split::Columns => "columns",
+            Split::Transposed => "transposed",
+        }
+    }
 }
 
 /// Calls of one shape and the seconds they took; `pack_secs` is the part packing `b` (row-split
@@ -72,7 +93,7 @@ mod tests {
 
     #[test]
     fn records_only_while_on_per_shape() {
-        let s = |m| Shape { m, k: 2, n: 3, a_trans: false, by_columns: false };
+        let s = |m| Shape { m, k: 2, n: 3, a_trans: false, split: Split::Rows };
         switch(false);
         timed(s(1), || 0.0);
         switch(true);
