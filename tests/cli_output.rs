@@ -23,7 +23,8 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 /// `bench --products` times every matrix product of the timed steps, once: their FLOPs are the
-/// step's useful FLOPs less attention's, and the MLP's forward and weight gradient are among them.
+/// step's useful FLOPs less attention's (a product run transposed is counted once), and the MLP's
+/// forward and weight gradient are among them, each with its split.
 #[test]
 fn bench_products_times_every_product_of_the_step() {
     let args = ["bench", "--batch-size", "4", "--steps", "2", "--warmup", "1", "--eval-every", "1000", "--json"];
@@ -37,11 +38,13 @@ fn bench_products_times_every_product_of_the_step() {
         // Packing is part of the product's time (no threshold on either: times are the machine's).
         assert!((0.0..=num(r, "ms_per_step")).contains(&num(r, "pack_ms_per_step")), "{r}");
     }
-    let has = |layout: &str, m: f64, k: f64, n: f64| {
-        p.iter().any(|r| r["layout"] == layout && num(r, "m") == m && num(r, "k") == k && num(r, "n") == n)
+    let has = |layout: &str, m: f64, k: f64, n: f64, split: &str| {
+        p.iter().any(|r| {
+            r["layout"] == layout && num(r, "m") == m && num(r, "k") == k && num(r, "n") == n && r["split"] == split
+        })
     };
-    // 4 examples × 15 positions: X·W_in and dW_in = Xᵀ·dY.
-    assert!(has("nn", 60.0, 128.0, 512.0) && has("tn", 128.0, 60.0, 512.0), "{p:?}");
+    // 4 examples × 15 positions: X·W_in, and dW_in = Xᵀ·dY run as its transpose (gemm::split).
+    assert!(has("nn", 60.0, 128.0, 512.0, "rows") && has("tn", 128.0, 60.0, 512.0, "transposed"), "{p:?}");
     assert!(json(&args)["products_in_step"].is_null(), "only with --products");
     let (code, _, err) = run(&["bench", "--products", "--kernels"]);
     assert!(code == 2 && err.contains("--kernels"), "{code}: {err}");
