@@ -80,9 +80,9 @@ pub(crate) fn run<S: Scalar>(p: Product<'_, S>) {
 /// From the shape only. Weight gradients (`dW = Xᵀ·dY`) with fewer output rows than columns
 /// would have every row task stream all of the wide `dY`: over a long batch (`dY` of ≥ 2²¹
 /// elements) the tasks split the columns instead, each streaming its own; over a short one the
-/// product runs transposed, `dWᵀ = dYᵀ·X`, whose row tasks stream the narrow `X` (in L2). Measured
-/// on Intel Xeon: the transposed form is 2 % slower at batch 512 than columns, and takes `dW_in`
-/// from 9.2–10.4 to 8.0–8.4 ms per f32/128 step, where columns did not help.
+/// product runs transposed, `dWᵀ = dYᵀ·X`, whose row tasks stream the narrow `X` (small enough
+/// for L2). Measured on Intel Xeon: the transposed form is 2 % slower at batch 512 than columns,
+/// and takes `dW_in` from 9.2–10.4 to 8.0–8.4 ms per f32/128 step, where columns did not help.
 fn split<S>(p: &Product<'_, S>) -> Split {
     let wide_gradient = p.a_trans && p.bias.is_none() && p.m < p.n;
     match (wide_gradient, p.n >= 2 * COL_QUANTUM && p.k * p.n >= 1 << 21) {
