@@ -32,6 +32,12 @@ fn ci_scale_replicates_the_direction_of_every_claim() {
     let o = Command::new(env!("CARGO_BIN_EXE_windtunnel")).args(&args).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "replicate failed:\n{stderr}");
+    // The snap probes ran beside the training, each in its own process after its run, so the
+    // analysis after the runs had no probe left to compute.
+    let (training, analysis) =
+        stderr.split_once("runs (and the probes beside them) finished").unwrap_or_else(|| panic!("{stderr}"));
+    assert_eq!(training.matches("] snap done in").count(), 2, "{stderr}");
+    assert!(!analysis.contains(" done in "), "{stderr}");
 
     let base = out.join("ci");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(base.join("report.json")).unwrap()).unwrap();

@@ -42,3 +42,34 @@ fn a_signal_during_replicate_starts_no_further_run() {
         assert!(d.join("resume.safetensors").exists(), "{} was interrupted without its resume state", d.display());
     }
 }
+
+/// A probe runs as its own process beside the training; a signal to `replicate` stops it too
+/// (its result is written whole at its end, so none is left) and starts nothing else.
+#[test]
+fn a_signal_during_a_probe_stops_the_probe_process() {
+    use std::io::{BufRead, BufReader};
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replicate-interrupt-probe");
+    let _ = std::fs::remove_dir_all(&out);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_windtunnel"))
+        .args(["replicate", "snap", "--scale", "ci", "--jobs", "1", "--threads", "1"])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The probe process inherits replicate's stderr: its first line says the probe started.
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let started = lines.by_ref().map_while(Result::ok).find(|l| l.contains("] snap …"));
+    let started = started.expect("replicate ended before a probe started");
+    assert!(started.starts_with("[ci_canonical_k10]"), "the probed run trained first: {started}");
+    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "an interrupted replicate does not report success");
+    assert!(!rest.iter().any(|l| l.contains("snap done in")), "the probe ran on: {rest:?}");
+    let runs = out.join("ci/runs");
+    assert!(!runs.join("ci_canonical_k10/probes/snap.json").exists(), "a probe result after the signal");
+    assert!(!runs.join("ci_canonical_k20").exists(), "a run started after the signal");
+}

@@ -4,7 +4,7 @@ use crate::experiments::claims::Suite;
 use crate::experiments::configs::Configs;
 use crate::experiments::plan::{Plan, State, shell_line};
 use crate::experiments::run_key::Scale;
-use crate::experiments::runner::{Done, Execution, execute};
+use crate::experiments::runner::{Done, Execution, ProbeJob, execute};
 use crate::experiments::slurm::{self, SlurmOptions};
 use crate::experiments::suites::{SUITES, suite};
 use crate::train::progress::Progress;
@@ -260,17 +260,30 @@ fn run_local(plan: &Plan, a: &Args) -> Result<Outcome> {
     let t0 = Instant::now();
     super::train::stop_on_ctrl_c();
     let how = Execution { jobs, threads, other_revision: plan.allow_other_revision };
-    let done = execute(&specs, &plan.configs, &runs_dir, how, &|name| Box::new(Lines::new(name, out.quiet)));
+    // Probes run beside the training (each after its run) unless only training was asked for.
+    let probes = if a.runs_only || !a.only.is_empty() { vec![] } else { probe_jobs(plan)? };
+    let done = execute(&specs, probes, &plan.configs, &runs_dir, how, &|name| Box::new(Lines::new(name, out.quiet)));
     let failed = report_runs(&done, out);
-    out.note(format!("runs finished in {:.0} s", t0.elapsed().as_secs_f64()));
+    out.note(format!("runs (and the probes beside them) finished in {:.0} s", t0.elapsed().as_secs_f64()));
     if a.runs_only || !a.only.is_empty() {
         return Ok(if failed == 0 { Outcome::Ok } else { Outcome::CheckFailed });
     }
+    // Stopped by Ctrl-C or SIGTERM: no report, which would compute the missing probes here.
+    if crate::train::progress::interrupted() {
+        out.note("interrupted: no report written; the same command resumes the runs and probes left");
+        return Ok(Outcome::CheckFailed);
+    }
     let t1 = Instant::now();
     let path = crate::experiments::report::write_report(plan, true)?;
-    out.note(format!("analysis and probes: {:.0} s", t1.elapsed().as_secs_f64()));
+    out.note(format!("analysis (and any probe still missing): {:.0} s", t1.elapsed().as_secs_f64()));
     reported(&path, out)?;
     Ok(if failed == 0 { Outcome::Ok } else { Outcome::CheckFailed })
+}
+
+/// The plan's probes whose results are missing, as commands a worker runs after their run.
+fn probe_jobs(plan: &Plan) -> Result<Vec<ProbeJob>> {
+    let units = plan.probe_units(&exe()?).into_iter().filter(|u| u.state != State::Finished);
+    Ok(units.map(|u| ProbeJob { run: u.name, command: u.command }).collect())
 }
 
 /// Where the report went (text), or the report.json written (`--json`).

@@ -104,9 +104,72 @@ pub struct Execution {
     pub other_revision: bool,
 }
 
-/// Run every spec (deduplicated by name) `jobs` at a time with `threads` rayon threads each.
+/// A probe of a run (a unit of `Plan::probe_units`), run by a worker as its own process — the
+/// unit's command, as a Slurm task runs it — on the worker's thread count, as soon as its run is
+/// complete, so probes overlap the training still going on. Its result lands in the run's
+/// `probes/`, where the report finds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeJob {
+    /// The run it reads; a name no spec has (the linear baseline's own models) starts at once.
+    pub run: String,
+    pub command: Vec<String>,
+}
+
+enum Job {
+    Train(RunSpec),
+    Probe(ProbeJob),
+}
+
+/// The shared queue: jobs ready to start, probes waiting for their run, runs being trained.
+struct Queue {
+    ready: VecDeque<Job>,
+    waiting: Vec<ProbeJob>,
+    training: std::collections::BTreeSet<String>,
+}
+
+impl Queue {
+    /// Runs that have probes first (their probes can then overlap the other runs), each group
+    /// in the given order; probes of no run here before everything.
+    fn new(specs: Vec<RunSpec>, probes: Vec<ProbeJob>) -> Queue {
+        let probed = |s: &RunSpec| probes.iter().any(|p| p.run == s.name);
+        let (first, rest): (Vec<RunSpec>, Vec<RunSpec>) = specs.into_iter().partition(probed);
+        let names: Vec<&String> = first.iter().map(|s| &s.name).collect();
+        let (waiting, free): (Vec<ProbeJob>, Vec<ProbeJob>) = probes.into_iter().partition(|p| names.contains(&&p.run));
+        let ready = free.into_iter().map(Job::Probe).chain(first.into_iter().chain(rest).map(Job::Train)).collect();
+        Queue { ready, waiting, training: Default::default() }
+    }
+
+    /// The next job, or None when nothing is left to start now or later.
+    fn next(&mut self) -> Option<Option<Job>> {
+        if let Some(job) = self.ready.pop_front() {
+            if let Job::Train(s) = &job {
+                self.training.insert(s.name.clone());
+            }
+            return Some(Some(job));
+        }
+        let later = self.waiting.iter().any(|p| self.training.contains(&p.run));
+        later.then_some(None)
+    }
+
+    /// A run ended: its probes go next when it completed, else they are dropped (the report
+    /// says what is missing).
+    fn finished(&mut self, run: &str, complete: bool) {
+        self.training.remove(run);
+        let (mine, others) = std::mem::take(&mut self.waiting).into_iter().partition(|p: &ProbeJob| p.run == run);
+        self.waiting = others;
+        if complete {
+            for p in mine.into_iter().rev() {
+                self.ready.push_front(Job::Probe(p));
+            }
+        }
+    }
+}
+
+/// Run every spec (deduplicated by name) `jobs` at a time with `threads` rayon threads each,
+/// and each probe after its run (see [`ProbeJob`]).
 pub fn execute(
     specs: &[RunSpec],
+    probes: Vec<ProbeJob>,
     configs: &Configs,
     runs: &Path,
     how: Execution,
@@ -114,8 +177,8 @@ pub fn execute(
 ) -> Vec<Done> {
     let Execution { jobs, threads, other_revision } = how;
     let mut seen = std::collections::BTreeSet::new();
-    let queue: VecDeque<RunSpec> = specs.iter().filter(|s| seen.insert(s.name.clone())).cloned().collect();
-    let queue = Mutex::new(queue);
+    let specs: Vec<RunSpec> = specs.iter().filter(|s| seen.insert(s.name.clone())).cloned().collect();
+    let queue = Mutex::new(Queue::new(specs, probes));
     let done = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1) {
@@ -127,10 +190,19 @@ pub fn execute(
                     if crate::train::progress::interrupted() {
                         break;
                     }
-                    let Some(spec) = queue.lock().unwrap().pop_front() else { break };
-                    let dir = runs.join(&spec.name);
-                    let outcome = pool.install(|| run_one(&spec, configs, &dir, other_revision, progress));
-                    done.lock().unwrap().push(outcome);
+                    let next = queue.lock().unwrap().next();
+                    match next {
+                        None => break,
+                        // A probe waits for a run another worker is training.
+                        Some(None) => std::thread::sleep(std::time::Duration::from_millis(200)),
+                        Some(Some(Job::Probe(p))) => run_probe(&p, threads),
+                        Some(Some(Job::Train(spec))) => {
+                            let dir = runs.join(&spec.name);
+                            let outcome = pool.install(|| run_one(&spec, configs, &dir, other_revision, progress));
+                            queue.lock().unwrap().finished(&spec.name, outcome.result.is_ok());
+                            done.lock().unwrap().push(outcome);
+                        }
+                    }
                 }
             });
         }
@@ -138,6 +210,35 @@ pub fn execute(
     let mut out = done.into_inner().unwrap();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
+}
+
+/// One probe in its own process on `threads` threads; stopped on Ctrl-C or SIGTERM (a probe's
+/// result is written whole at its end, so nothing half-done remains). A failure is only noted:
+/// the report computes a missing probe again in this process and says why it fails.
+fn run_probe(p: &ProbeJob, threads: usize) {
+    let (bin, args) = p.command.split_first().expect("a probe command");
+    let child = std::process::Command::new(bin)
+        .args(args)
+        .env("RAYON_NUM_THREADS", threads.max(1).to_string())
+        .stdout(std::process::Stdio::null())
+        .spawn();
+    let status = child.and_then(|mut c| {
+        loop {
+            if let Some(st) = c.try_wait()? {
+                break Ok(st);
+            }
+            if crate::train::progress::interrupted() {
+                let _ = c.kill();
+                break c.wait();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    });
+    match status {
+        Ok(st) if st.success() || crate::train::progress::interrupted() => {}
+        Ok(st) => eprintln!("[{}] probe process failed ({st}); the report runs it again here", p.run),
+        Err(e) => eprintln!("[{}] probe process could not run ({e}); the report runs it here", p.run),
+    }
 }
 
 fn run_one(
@@ -174,4 +275,56 @@ fn run_one(
         let _ = crate::train::layout::write_failed(dir, &e.to_string());
     }
     mk(result, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str) -> RunSpec {
+        let key = RunKey::canonical(crate::experiments::run_key::Scale::Ci, 10);
+        RunSpec { key, name: name.into(), config: "canonical.toml".into(), overrides: vec![] }
+    }
+
+    fn probe(run: &str, what: &str) -> ProbeJob {
+        ProbeJob { run: run.into(), command: vec![what.into()] }
+    }
+
+    fn label(job: Option<Option<Job>>) -> String {
+        match job {
+            None => "end".into(),
+            Some(None) => "wait".into(),
+            Some(Some(Job::Train(s))) => format!("train {}", s.name),
+            Some(Some(Job::Probe(p))) => format!("{} {}", p.command[0], p.run),
+        }
+    }
+
+    #[test]
+    fn probes_follow_their_run_and_probed_runs_train_first() {
+        let specs = vec![spec("a"), spec("b"), spec("c")];
+        let probes = vec![probe("b", "snap"), probe("b", "hessian"), probe("linear", "linear")];
+        let mut q = Queue::new(specs, probes);
+        assert_eq!(label(q.next()), "linear linear", "a probe of no run here starts at once");
+        assert_eq!(label(q.next()), "train b", "the probed run before the others");
+        assert_eq!(label(q.next()), "train a");
+        q.finished("b", true);
+        assert_eq!(label(q.next()), "snap b", "its probes next, in order");
+        assert_eq!(label(q.next()), "hessian b");
+        assert_eq!(label(q.next()), "train c");
+        q.finished("a", true);
+        q.finished("c", true);
+        assert_eq!(label(q.next()), "end");
+    }
+
+    #[test]
+    fn an_idle_worker_waits_for_a_probed_run_and_a_failed_run_drops_its_probes() {
+        let mut q = Queue::new(vec![spec("a")], vec![probe("a", "snap")]);
+        assert_eq!(label(q.next()), "train a");
+        assert_eq!(label(q.next()), "wait", "the other worker waits: a probe will follow");
+        q.finished("a", false);
+        assert_eq!(label(q.next()), "end", "a failed run's probes are not run");
+        let mut q = Queue::new(vec![spec("a")], vec![]);
+        assert_eq!(label(q.next()), "train a");
+        assert_eq!(label(q.next()), "end", "nothing will follow: no waiting");
+    }
 }
