@@ -37,11 +37,12 @@ pub struct Args {
     /// must be on a filesystem all nodes share).
     #[arg(long, default_value = "local", value_parser = ["local", "slurm"])]
     executor: String,
-    /// Runs trained at once (local; default: 2 when there are several runs, each on 1 thread —
-    /// measured faster than one run on 2 threads; see docs/PERFORMANCE.md).
+    /// Runs trained at once, each probe taking a run's place after its run (local; default: 2
+    /// when there are several runs, each on 1 thread — measured faster than one run on 2
+    /// threads; see docs/PERFORMANCE.md).
     #[arg(long)]
     jobs: Option<usize>,
-    /// Threads per run (default: the cores divided among --jobs; RAYON_NUM_THREADS when set).
+    /// Threads per run or probe (default: the cores divided among --jobs; RAYON_NUM_THREADS when set).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Option<u32>,
     /// Only train (or resume) the runs; skip the analysis and report.

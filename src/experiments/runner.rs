@@ -120,6 +120,15 @@ enum Job {
     Probe(ProbeJob),
 }
 
+/// What a worker does next.
+enum Next {
+    Start(Job),
+    /// A probe waits for a run another worker is training.
+    Wait,
+    /// Nothing is left to start, now or later.
+    Stop,
+}
+
 /// The shared queue: jobs ready to start, probes waiting for their run, runs being trained.
 struct Queue {
     ready: VecDeque<Job>,
@@ -139,16 +148,14 @@ impl Queue {
         Queue { ready, waiting, training: Default::default() }
     }
 
-    /// The next job, or None when nothing is left to start now or later.
-    fn next(&mut self) -> Option<Option<Job>> {
+    fn next(&mut self) -> Next {
         if let Some(job) = self.ready.pop_front() {
             if let Job::Train(s) = &job {
                 self.training.insert(s.name.clone());
             }
-            return Some(Some(job));
+            return Next::Start(job);
         }
-        let later = self.waiting.iter().any(|p| self.training.contains(&p.run));
-        later.then_some(None)
+        if self.waiting.iter().any(|p| self.training.contains(&p.run)) { Next::Wait } else { Next::Stop }
     }
 
     /// A run ended: its probes go next when it completed, else they are dropped (the report
@@ -192,11 +199,10 @@ pub fn execute(
                     }
                     let next = queue.lock().unwrap().next();
                     match next {
-                        None => break,
-                        // A probe waits for a run another worker is training.
-                        Some(None) => std::thread::sleep(std::time::Duration::from_millis(200)),
-                        Some(Some(Job::Probe(p))) => run_probe(&p, threads),
-                        Some(Some(Job::Train(spec))) => {
+                        Next::Stop => break,
+                        Next::Wait => std::thread::sleep(std::time::Duration::from_millis(200)),
+                        Next::Start(Job::Probe(p)) => run_probe(&p, threads),
+                        Next::Start(Job::Train(spec)) => {
                             let dir = runs.join(&spec.name);
                             let outcome = pool.install(|| run_one(&spec, configs, &dir, other_revision, progress));
                             queue.lock().unwrap().finished(&spec.name, outcome.result.is_ok());
@@ -290,12 +296,12 @@ mod tests {
         ProbeJob { run: run.into(), command: vec![what.into()] }
     }
 
-    fn label(job: Option<Option<Job>>) -> String {
-        match job {
-            None => "end".into(),
-            Some(None) => "wait".into(),
-            Some(Some(Job::Train(s))) => format!("train {}", s.name),
-            Some(Some(Job::Probe(p))) => format!("{} {}", p.command[0], p.run),
+    fn label(next: Next) -> String {
+        match next {
+            Next::Stop => "end".into(),
+            Next::Wait => "wait".into(),
+            Next::Start(Job::Train(s)) => format!("train {}", s.name),
+            Next::Start(Job::Probe(p)) => format!("{} {}", p.command[0], p.run),
         }
     }
 
